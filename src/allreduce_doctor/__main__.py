@@ -1,0 +1,3 @@
+from allreduce_doctor.cli import main
+
+raise SystemExit(main())
