@@ -1,0 +1,89 @@
+"""Command-line parsing only: every command's work lives in a library module, imported lazily
+so that `--help` and `--version` stay fast (no textual, no networkx)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from allreduce_doctor import __version__
+
+# Exit codes (documented in README.md): stable, scripts branch on them.
+EXIT_HEALTHY = 0
+EXIT_FAULT = 1
+EXIT_BAD_INPUT = 2  # also argparse's usage-error code
+EXIT_INCONCLUSIVE = 3
+EXIT_INTERNAL = 70
+COMMANDS = ("diagnose", "collect", "probes", "runbook")
+
+
+def _diagnose_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto",
+                   help="which branch to walk; auto picks it from the ports' link layer (default)")
+    p.add_argument("--snapshot", metavar="PATH", help="diagnose a bundle (directory or .tar.gz) instead of this node")
+    p.add_argument("--format", choices=("text", "json", "markdown"), help="report format (default: text)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE",
+                   help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")
+    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                   help="seconds between the two counter samples (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="allreduce-doctor",
+        description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
+        "walk a decision tree, name the root cause with its evidence, fix and verification.",
+        epilog="exit codes: 0 nothing found, 1 fault found, 2 bad input, 3 inconclusive. "
+        "Without a command, runs `diagnose`.",
+    )
+    parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)")
+    _diagnose_args(diag)
+
+    collect = sub.add_parser("collect", help="capture a snapshot bundle of this node (read-only)")
+    collect.add_argument("-o", "--output", required=True, metavar="PATH",
+                         help="bundle to write: a new directory, or a file ending in .tar.gz")
+    collect.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                         help="seconds between the two counter samples (default 1)")
+
+    probes = sub.add_parser("probes", help="the probe catalogue")
+    psub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
+    psub.add_parser("list", help="every file and command the tool may touch, with timeout and root need")
+
+    runbook = sub.add_parser("runbook", help="check or draw the decision trees")
+    rsub = runbook.add_subparsers(dest="runbook_command", metavar="ACTION", required=True)
+    validate = rsub.add_parser("validate", help="load and check runbooks (default: the shipped ones)")
+    validate.add_argument("files", nargs="*", metavar="FILE")
+    graph = rsub.add_parser("graph", help="draw a runbook as Graphviz dot or Mermaid")
+    graph.add_argument("--format", choices=("dot", "mermaid"), default="mermaid")
+    graph.add_argument("--runbook", metavar="ID", help="only this runbook (default: all)")
+    graph.add_argument("files", nargs="*", metavar="FILE")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
+    args = build_parser().parse_args(argv)
+    from allreduce_doctor.errors import DoctorError
+
+    try:
+        from allreduce_doctor import commands
+
+        return getattr(commands, f"cmd_{args.command}")(args)
+    except DoctorError as err:
+        print(f"allreduce-doctor: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("allreduce-doctor: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # noqa: BLE001 - the one place a bug becomes a message, not a traceback
+        print(f"allreduce-doctor: internal error: {type(err).__name__}: {err} "
+              "(this is a bug; please report it with the command you ran)", file=sys.stderr)
+        return EXIT_INTERNAL

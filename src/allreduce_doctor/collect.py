@@ -1,0 +1,47 @@
+"""`collect`: the normal probe run through a RecordingHost. Capture is not a second
+implementation, so replaying the bundle gives exactly the observations of this run."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from allreduce_doctor.hosts.live import LiveHost
+from allreduce_doctor.hosts.recording import RecordingHost
+from allreduce_doctor.observations import Observations
+from allreduce_doctor.probes.runner import ProbeRunner
+from allreduce_doctor.progress import stderr_progress
+from allreduce_doctor.session import load_probe_catalogue
+
+
+def record(host, out: str, interval: float, progress=None) -> tuple[str, Observations]:
+    """Run every probe on `host` through a recorder writing `out`; return (path, observations)."""
+    catalogue = load_probe_catalogue()
+    recorder = RecordingHost(host, out)
+    observations = ProbeRunner(catalogue, recorder, interval, progress).run(None)
+    fabric = (observations.get("node.fabric").value or {}).get("fabric", "")
+    counts = Counter(o.status for o in observations.values())
+    path = recorder.finish(fabric, catalogue.digest, {"probe_status": dict(counts)})
+    return str(path), observations
+
+
+def summarize(path: str, observations: Observations) -> str:
+    counts = Counter(o.status for o in observations.values())
+    parts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items()))
+    lines = [f"wrote {path}: {len(observations.facts)} facts ({parts})"]
+    fabric = observations.get("node.fabric").value or {}
+    if fabric.get("fabric") == "none":
+        lines.append("no RDMA devices found (/sys/class/infiniband is empty or absent): "
+                     "this node has no InfiniBand or RoCE ports to diagnose")
+    else:
+        lines.append(f"fabric: {fabric.get('fabric')} ({fabric.get('ib_ports', 0)} InfiniBand, "
+                     f"{fabric.get('eth_ports', 0)} Ethernet ports)")
+    missing = [o for o in observations.values() if o.status == "missing" and "root" in (o.reason or "")]
+    if missing:
+        lines.append(f"{len(missing)} facts need root and were not captured: "
+                     + ", ".join(sorted(o.fact for o in missing)))
+    return "\n".join(lines)
+
+
+def collect(out: str, interval: float) -> str:
+    path, observations = record(LiveHost(), out, interval, stderr_progress())
+    return summarize(path, observations)

@@ -1,0 +1,122 @@
+"""The work behind each CLI command. cli.py parses; this module does."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from allreduce_doctor.cli import EXIT_BAD_INPUT, EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE
+from allreduce_doctor.errors import DoctorError
+
+VERDICT_EXIT = {"healthy": EXIT_HEALTHY, "fault": EXIT_FAULT, "inconclusive": EXIT_INCONCLUSIVE}
+
+
+def _parse_answers(pairs: list[str]) -> dict[str, str]:
+    answers = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise DoctorError(f"--answer {pair!r}: expected NAME=VALUE, e.g. --answer validated_scale=two_nodes")
+        answers[name.strip()] = value.strip()
+    return answers
+
+
+def _open_host(snapshot: str | None):
+    if snapshot:
+        from allreduce_doctor.hosts.snapshot import SnapshotHost
+
+        return SnapshotHost(snapshot)
+    from allreduce_doctor.hosts.live import LiveHost
+
+    return LiveHost()
+
+
+def _write(text: str, output: str | None) -> None:
+    if not output or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        tmp = f"{output}.tmp-{os.getpid()}"
+        Path(tmp).write_text(text, encoding="utf-8")
+        os.replace(tmp, output)
+    except OSError as err:
+        raise DoctorError(f"cannot write {output}: {err.strerror or err}") from None
+
+
+def cmd_diagnose(args) -> int:
+    from allreduce_doctor.progress import stderr_progress
+    from allreduce_doctor.report import render
+    from allreduce_doctor.session import Session
+
+    if args.interval < 0 or args.interval > 600:
+        raise DoctorError(f"--interval {args.interval:g}: expected 0 to 600 seconds")
+    host = _open_host(args.snapshot)
+    session = Session(host, fabric=args.fabric, interval=args.interval, answers=_parse_answers(args.answer),
+                      progress=stderr_progress() if not args.snapshot else None)
+    diagnosis = session.diagnose()
+    data = diagnosis.to_dict()
+    if args.snapshot:
+        data.setdefault("context", {})["bundle"] = args.snapshot
+    _write(render(data, args.format or "text"), args.output)
+    return VERDICT_EXIT.get(data.get("verdict"), EXIT_INCONCLUSIVE)
+
+
+def cmd_collect(args) -> int:
+    from allreduce_doctor.collect import collect
+
+    if args.interval < 0 or args.interval > 600:
+        raise DoctorError(f"--interval {args.interval:g}: expected 0 to 600 seconds")
+    summary = collect(args.output, args.interval)
+    print(summary)
+    return EXIT_HEALTHY
+
+
+def cmd_probes(args) -> int:
+    from allreduce_doctor.session import load_probe_catalogue
+
+    catalogue = load_probe_catalogue()
+    rows = []
+    for spec in catalogue.probes.values():
+        if spec.kind == "derive":
+            continue
+        timeout = f"{spec.timeout:g}s" if spec.kind == "command" else "-"
+        each = f" (each {spec.foreach})" if spec.foreach else ""
+        for target in spec.touches():
+            rows.append((spec.id, spec.kind, timeout, "root" if spec.root else "", target + each))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{'PROBE':<{width}}  {'KIND':<8} {'TIMEOUT':<7} {'ROOT':<4}  TOUCHES"]
+    lines += [f"{r[0]:<{width}}  {r[1]:<8} {r[2]:<7} {r[3]:<4}  {r[4]}" for r in rows]
+    lines.append("")
+    lines.append("Enumerators (what probes fan out over):")
+    for enum in catalogue.enumerators.values():
+        lines.append(f"  {enum.name}: {enum.glob or 'from ' + enum.source}")
+        lines += [f"    reads {t}" for t in (*enum.read.values(), *enum.first.values(), *enum.links.values())]
+    _write("\n".join(lines) + "\n", None)
+    return EXIT_HEALTHY
+
+
+def cmd_runbook(args) -> int:
+    from allreduce_doctor.session import load_probe_catalogue, load_shipped_runbooks
+
+    catalogue = load_probe_catalogue()
+    paths = [Path(f) for f in args.files] or None
+    for path in paths or []:
+        if not path.is_file():
+            raise DoctorError(f"{path}: no such runbook file")
+    runbooks = load_shipped_runbooks(catalogue, paths)
+    if args.runbook_command == "validate":
+        names = ", ".join(sorted(runbooks.runbooks))
+        print(f"ok: {len(runbooks.runbooks)} runbooks ({names}), {runbooks.node_count()} nodes, "
+              f"{len(runbooks.facts_used(None))} facts, {len(runbooks.causes_used())} causes")
+        return EXIT_HEALTHY
+    from allreduce_doctor.runbook.graph import to_dot, to_mermaid
+
+    if args.runbook and args.runbook not in runbooks.runbooks:
+        raise DoctorError(f"--runbook {args.runbook}: no such runbook (have: {', '.join(sorted(runbooks.runbooks))})")
+    render = to_dot if args.format == "dot" else to_mermaid
+    _write(render(runbooks, args.runbook), None)
+    return EXIT_HEALTHY
+
+
+__all__ = ["cmd_diagnose", "cmd_collect", "cmd_probes", "cmd_runbook", "EXIT_BAD_INPUT"]

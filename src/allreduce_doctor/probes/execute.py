@@ -1,0 +1,165 @@
+"""Run one probe spec against a Host and turn the answers into an Observation."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from allreduce_doctor.errors import ParseError
+from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, Host
+from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
+from allreduce_doctor.parsers import parse
+from allreduce_doctor.probes.enumerate import Enumerator, fill
+from allreduce_doctor.probes.spec import ProbeSpec
+
+
+class Outcome:
+    """The result of one instance: a value or a failure (status + reason)."""
+
+    __slots__ = ("value", "status", "reason", "source")
+
+    def __init__(self, value: Any = None, status: str = OK, reason: str = "", source: str = "") -> None:
+        self.value, self.status, self.reason, self.source = value, status, reason, source
+
+
+def _file_failure(res) -> Outcome:
+    if res.status == FILE_MISSING:
+        return Outcome(None, MISSING, res.reason or "no such file", res.path)
+    if res.status == FILE_DENIED:
+        return Outcome(None, MISSING, "permission denied (needs root)", res.path)
+    return Outcome(None, ERROR, res.reason or "read failed", res.path)
+
+
+def _parse(parser: str, text: str, source: str) -> Outcome:
+    try:
+        return Outcome(parse(parser, text), OK, "", source)
+    except ParseError as err:
+        return Outcome(None, ERROR, f"parse error: {err}", source)
+
+
+def run_instance(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
+    """Execute spec for one enumerated item (an empty dict when the probe does not fan out)."""
+    try:
+        if spec.kind == "file":
+            path = fill(spec.path, item)
+            res = host.read(path)
+            return _parse(spec.parser, res.text or "", path) if res.ok else _file_failure(res)
+        if spec.kind == "files":
+            return _run_files(spec, host, item)
+        if spec.kind == "glob":
+            return _run_glob(spec, host, item)
+        if spec.kind == "command":
+            return _run_command(spec, host, item)
+        if spec.kind == "exists":
+            paths = [fill(p, item) for p in spec.paths]
+            present = [p for p in paths if host.glob(p)]
+            return Outcome(bool(present), OK, "", ", ".join(present or paths))
+    except KeyError as err:
+        return Outcome(None, ERROR, f"template variable {err} not set by the enumerator", spec.location)
+    raise ValueError(f"run_instance cannot run a {spec.kind} probe")
+
+
+def _run_files(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
+    record: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    worst = None
+    for fname, fspec in spec.fields.items():
+        path = fill(fspec.path, item)
+        res = host.read(path)
+        out = _parse(fspec.parser, res.text or "", path) if res.ok else _file_failure(res)
+        record[fname] = out.value
+        if out.status != OK:
+            failures[fname] = f"{out.status}: {out.reason}"
+            worst = worst or out
+    if failures:
+        record["_failed"] = failures
+    if worst is not None and len(failures) == len(spec.fields):
+        return Outcome(record, worst.status, worst.reason, worst.source)
+    return Outcome(record, OK, "", fill(next(iter(spec.fields.values())).path, item))
+
+
+def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
+    pattern = fill(spec.pattern, item)
+    paths = host.glob(pattern)
+    if not paths:
+        return Outcome({}, NOT_APPLICABLE, "nothing matches", pattern)
+    values: dict[str, Any] = {}
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if name in spec.skip:
+            continue
+        res = host.read(path)
+        if not res.ok:
+            continue
+        out = _parse(spec.parser, res.text or "", path)
+        if out.status == OK:
+            values[name] = out.value
+    if not values:
+        return Outcome({}, MISSING, "no file under the pattern could be read", pattern)
+    return Outcome(values, OK, "", pattern)
+
+
+def _run_command(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
+    argv = [fill(a, item) for a in spec.argv]
+    source = " ".join(argv)
+    tool = spec.requires_tool or argv[0]
+    if host.which(tool) is None and not argv[0].startswith("/"):
+        return Outcome(None, MISSING, f"{tool} is not installed (not on PATH)", source)
+    key = f"{spec.id}/{item.get('name', 'all')}"
+    res = host.run(argv, spec.timeout, key)
+    if res.error:
+        status = MISSING if res.error in ("not found", "not captured in the bundle") else ERROR
+        return Outcome(None, status, f"{argv[0]}: {res.error}", source)
+    if res.timed_out:
+        return Outcome(None, ERROR, f"timed out after {spec.timeout:g}s (killed)", source)
+    if res.rc != 0:
+        first = (res.stderr.strip() or res.stdout.strip()).splitlines()[:1]
+        detail = f": {first[0][:200]}" if first else ""
+        return Outcome(None, ERROR, f"exit status {res.rc}{detail}", source)
+    return _parse(spec.parser, res.stdout, source)
+
+
+def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator) -> tuple[Observation, list[tuple[dict, Outcome]]]:
+    """One sample of a probe: the Observation plus the per-instance outcomes (for rates)."""
+    start = time.monotonic()
+    if spec.requires_path and not host.glob(spec.requires_path):
+        obs = Observation(spec.provides, [] if spec.foreach else None, NOT_APPLICABLE,
+                          spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
+        return obs, []
+    if not spec.foreach:
+        out = run_instance(spec, host, {})
+        obs = Observation(spec.provides, out.value, out.status, out.source, out.reason, spec.id)
+        obs.duration = round(time.monotonic() - start, 4)
+        return obs, [({}, out)]
+    items = enum.items(spec.foreach)
+    if not items:
+        title = enum.specs[spec.foreach].title or spec.foreach
+        obs = Observation(spec.provides, [], NOT_APPLICABLE, "", f"no {title} found", spec.id)
+        return obs, []
+    outcomes = [(item, run_instance(spec, host, item)) for item in items]
+    obs = Observation(spec.provides, [instance_record(item, out) for item, out in outcomes],
+                      OK, _template(spec), "", spec.id)
+    good = [o for _, o in outcomes if o.status == OK]
+    if not good:
+        first = outcomes[0][1]
+        obs.status, obs.reason = first.status, first.reason
+    obs.duration = round(time.monotonic() - start, 4)
+    return obs, outcomes
+
+
+def instance_record(item: dict, out: Outcome, key: str = "") -> dict:
+    """Item attributes plus the parsed value (merged when a dict, else under 'value')."""
+    record = {k: v for k, v in item.items() if not k.startswith("_") and k != "path"}
+    if key:
+        record[key] = out.value
+    elif isinstance(out.value, dict):
+        record.update(out.value)
+    else:
+        record["value"] = out.value
+    if out.status != OK:
+        record["_status"], record["_reason"] = out.status, out.reason
+    return record
+
+
+def _template(spec: ProbeSpec) -> str:
+    return ", ".join(spec.touches())

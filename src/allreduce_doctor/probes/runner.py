@@ -1,0 +1,156 @@
+"""Run a set of probes on a Host: sample 0 in parallel, wait, sample counters again, derive.
+
+Counter probes (`sampled: true`) are read twice, `interval` seconds apart; their records carry
+`values` (the second sample), `delta`, `rate` (per second) and `saturated`. Derived facts are
+computed last, from other facts, in dependency order.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from allreduce_doctor.hosts.base import Host
+from allreduce_doctor.observations import ERROR, OK, Observation, Observations
+from allreduce_doctor.probes import rates
+from allreduce_doctor.probes.builtins import BUILTINS
+from allreduce_doctor.probes.derive import DERIVATIONS
+from allreduce_doctor.probes.enumerate import Enumerator
+from allreduce_doctor.probes.execute import instance_record, run_probe
+from allreduce_doctor.probes.spec import Catalogue, ProbeSpec
+
+# progress(event, probe_id, detail): events "start", "done", "wait" (detail = seconds), "sample"
+Progress = Callable[[str, str, str], None]
+DEFAULT_INTERVAL = 1.0
+WORKERS = 8
+
+
+def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
+    """The probes needed for `facts` (all when None), inputs of derivations included."""
+    by_fact = catalogue.by_fact()
+    wanted = set(by_fact) if facts is None else {f for f in facts if f in by_fact}
+    todo = list(wanted)
+    while todo:
+        spec = by_fact[todo.pop()]
+        for dep in spec.inputs:
+            if dep not in wanted:
+                wanted.add(dep)
+                todo.append(dep)
+    return [p for p in catalogue.probes.values() if p.provides in wanted]
+
+
+class ProbeRunner:
+    def __init__(self, catalogue: Catalogue, host: Host, interval: float = DEFAULT_INTERVAL,
+                 progress: Progress | None = None) -> None:
+        self.catalogue = catalogue
+        self.host = host
+        self.interval = interval
+        self.progress = progress or (lambda *_: None)
+        self.enum = Enumerator(host, catalogue.enumerators)
+
+    def run(self, facts: set[str] | None = None, known: Observations | None = None) -> Observations:
+        """Observe `facts` (all when None); facts already in `known` are not probed again."""
+        specs = plan(self.catalogue, facts)
+        direct = [s for s in specs if s.kind not in ("derive",)]
+        derived = [s for s in specs if s.kind == "derive"]
+        result = Observations()
+        if known is not None:
+            direct = [s for s in direct if s.provides not in known]
+            derived = [s for s in derived if s.provides not in known]
+            for obs in known.values():
+                result.add(obs)
+        first: dict[str, list] = {}
+        for spec, obs, outcomes in self._parallel(direct):
+            result.add(obs)
+            first[spec.id] = outcomes
+        sampled = [s for s in direct if s.sampled and result.get(s.provides).status == OK]
+        if sampled:
+            self._second_sample(sampled, first, result)
+        for spec in _derive_order(derived):
+            result.add(self._derive(spec, result))
+        return result
+
+    # -- sample 0 -----------------------------------------------------------------------
+    def _parallel(self, specs: list[ProbeSpec]):
+        for spec in specs:  # enumerate up front, so threads only read the cache
+            if spec.foreach:
+                self.enum.items(spec.foreach)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            futures = [(spec, pool.submit(self._one, spec)) for spec in specs]
+            for spec, fut in futures:
+                obs, outcomes = fut.result()
+                yield spec, obs, outcomes
+
+    def _one(self, spec: ProbeSpec):
+        self.progress("start", spec.id, "")
+        if spec.kind == "builtin":
+            obs = BUILTINS[spec.builtin](self.host)
+            obs.fact, obs.probe = spec.provides, spec.id
+            outcomes: list = []
+        else:
+            obs, outcomes = run_probe(spec, self.host, self.enum)
+        self.progress("done", spec.id, obs.status)
+        return obs, outcomes
+
+    # -- sample 1 -----------------------------------------------------------------------
+    def _second_sample(self, specs: list[ProbeSpec], first: dict, result: Observations) -> None:
+        t0 = self.host.sample_time()
+        self.progress("wait", "", f"{self.interval:g}")
+        self.host.next_sample(self.interval)
+        seconds = max(self.host.sample_time() - t0, 1e-9)
+        self.progress("sample", "", "1")
+        for spec, _obs, outcomes in self._parallel(specs):
+            group = _counter_group(spec)
+            records = []
+            for (item, out0), (_item1, out1) in zip(first[spec.id], outcomes):
+                if out0.status == OK and out1.status == OK and isinstance(out1.value, dict):
+                    record = instance_record(item, out1, key="values")
+                    record.update(rates.compare(group, out0.value, out1.value, seconds))
+                    record["interval"] = round(seconds, 3)
+                else:
+                    bad = out1 if out1.status != OK else out0
+                    record = instance_record(item, bad, key="values")
+                records.append(record)
+            obs = result.get(spec.provides)
+            if spec.foreach:
+                obs.value = records
+            elif records:
+                obs.value = records[0]
+            result.add(obs)
+
+    # -- derived facts ------------------------------------------------------------------
+    def _derive(self, spec: ProbeSpec, result: Observations) -> Observation:
+        inputs = {fact: result.get(fact) for fact in spec.inputs}
+        try:
+            obs = DERIVATIONS[spec.builtin](inputs)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # bad input data, not a crash
+            obs = Observation(spec.provides, None, ERROR, reason=f"cannot derive: {type(err).__name__}: {err}")
+        obs.fact, obs.probe = spec.provides, spec.id
+        obs.source = obs.source or "derived from " + ", ".join(spec.inputs)
+        return obs
+
+
+def _counter_group(spec: ProbeSpec) -> str:
+    if spec.kind == "glob":
+        return spec.pattern.rstrip("/*").rsplit("/", 1)[-1]
+    return "ethtool"
+
+
+def _derive_order(specs: list[ProbeSpec]) -> list[ProbeSpec]:
+    """Derivations that read other derived facts run after them (simple topological order)."""
+    provided = {s.provides: s for s in specs}
+    ordered: list[ProbeSpec] = []
+    seen: set[str] = set()
+
+    def visit(spec: ProbeSpec, stack: tuple = ()) -> None:
+        if spec.id in seen or spec.id in stack:
+            return
+        for dep in spec.inputs:
+            if dep in provided:
+                visit(provided[dep], stack + (spec.id,))
+        seen.add(spec.id)
+        ordered.append(spec)
+
+    for spec in specs:
+        visit(spec)
+    return ordered

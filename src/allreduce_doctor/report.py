@@ -1,0 +1,117 @@
+"""Render a Diagnosis (its JSON form) as a text or Markdown report."""
+
+from __future__ import annotations
+
+import json
+
+VERDICT_WORDS = {
+    "fault": "FAULT FOUND",
+    "healthy": "NOTHING FOUND ON THIS NODE",
+    "inconclusive": "INCONCLUSIVE",
+}
+MAX_VALUE = 160
+
+
+def short(value, limit: int = MAX_VALUE) -> str:
+    """A one-line rendering of a deciding value."""
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _headline(d: dict) -> str:
+    ctx = d.get("context") or {}
+    where = f"bundle {ctx.get('bundle')}" if ctx.get("bundle") else ctx.get("source", "live")
+    return (f"allreduce-doctor {ctx.get('tool_version', '')} | host {ctx.get('host') or '?'} ({where}) "
+            f"| fabric {ctx.get('fabric') or '?'}")
+
+
+def _verdict_line(d: dict) -> str:
+    verdict = d.get("verdict", "inconclusive")
+    rc = d.get("root_cause")
+    if rc:
+        return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']} ({rc.get('severity')}, owner: {rc.get('owner')})"
+    healthy = d.get("healthy") or {}
+    suffix = f": {healthy['id']}" if healthy.get("id") else ""
+    return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
+
+
+def render_text(d: dict) -> str:
+    out = [_headline(d), "", _verdict_line(d)]
+    rc = d.get("root_cause") or d.get("healthy") or {}
+    if rc.get("title"):
+        out.append(f"  {rc['title']}")
+    if rc.get("summary"):
+        out.append(f"  {' '.join(rc['summary'].split())}")
+    out += ["", "Decision path:"]
+    marks = {"yes": "*", "no": "*", "unknown": "?"}
+    for step in d.get("path", []):
+        mark = marks.get(step.get("outcome"), "*")
+        out.append(f"  {mark} {step.get('title') or step['node']}")
+        out.append(f"      -> {step.get('outcome')}: {step.get('means', '')}")
+        if step.get("value") not in (None, "", [], {}):
+            out.append(f"      value: {short(step['value'])}")
+    if d.get("evidence"):
+        out += ["", "Evidence:"]
+        for row in d["evidence"]:
+            exp = f" (expected: {row['expected']})" if row.get("expected") else ""
+            out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100)}{exp}  [{row.get('status')}; {row.get('source') or '-'}]")
+    findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
+    if findings:
+        out += ["", "Also found (secondary findings):"]
+        out += [f"  - {f['cause']} ({f.get('severity')}, owner: {f.get('owner')}): {f.get('title', '')}" for f in findings]
+    if d.get("remediation"):
+        out += ["", "Fix:"]
+        out += [f"  {i}. [{r.get('owner', '-')}] {r['step']}" for i, r in enumerate(d["remediation"], 1)]
+    if d.get("verification"):
+        out += ["", "Verify the fix:"]
+        out += [f"  - {v}" for v in d["verification"]]
+    healthy = d.get("healthy") or {}
+    if healthy.get("next_steps"):
+        out += ["", "Next steps:"]
+        out += [f"  - {s}" for s in healthy["next_steps"]]
+    if d.get("inconclusive"):
+        out += ["", "Inconclusive (missing evidence is never counted as healthy):"]
+        out += [f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]]
+    return "\n".join(out) + "\n"
+
+
+def _md_cell(value) -> str:
+    return short(value, 120).replace("|", "\\|")
+
+
+def render_markdown(d: dict) -> str:
+    out = [f"# {_verdict_line(d)}", "", f"_{_headline(d)}_", ""]
+    rc = d.get("root_cause") or d.get("healthy") or {}
+    if rc.get("summary"):
+        out += [" ".join(rc["summary"].split()), ""]
+    out += ["## Decision path", "", "| step | outcome | value |", "|---|---|---|"]
+    for step in d.get("path", []):
+        out.append(f"| {_md_cell(step.get('title') or step['node'])} | {step.get('outcome')} | {_md_cell(step.get('value'))} |")
+    if d.get("evidence"):
+        out += ["", "## Evidence", "", "| fact | observed | expected | source |", "|---|---|---|---|"]
+        for row in d["evidence"]:
+            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'))} | {_md_cell(row.get('expected'))} | {_md_cell(row.get('source'))} |")
+    findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
+    if findings:
+        out += ["", "## Secondary findings", ""] + [f"- `{f['cause']}` ({f.get('severity')}): {f.get('title', '')}" for f in findings]
+    if d.get("remediation"):
+        out += ["", "## Fix", ""] + [f"{i}. **{r.get('owner', '-')}**: {r['step']}" for i, r in enumerate(d["remediation"], 1)]
+    if d.get("verification"):
+        out += ["", "## Verification", ""] + [f"- {v}" for v in d["verification"]]
+    healthy = d.get("healthy") or {}
+    if healthy.get("next_steps"):
+        out += ["", "## Next steps", ""] + [f"- {s}" for s in healthy["next_steps"]]
+    if d.get("inconclusive"):
+        out += ["", "## Inconclusive", ""] + [f"- `{i.get('node')}`: {i.get('reason')}" for i in d["inconclusive"]]
+    return "\n".join(out) + "\n"
+
+
+def render(d: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
+    if fmt == "markdown":
+        return render_markdown(d)
+    return render_text(d)

@@ -1,0 +1,91 @@
+"""Session: load runbooks and probes, observe a Host, walk, produce a Diagnosis.
+
+The same Session serves the headless commands and the terminal UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from allreduce_doctor.hosts.base import Host
+from allreduce_doctor.observations import OK, Observation, Observations
+from allreduce_doctor.probes.runner import Progress, ProbeRunner
+from allreduce_doctor.probes.spec import Catalogue, load_catalogue
+from allreduce_doctor.resources import probe_files, runbook_files
+
+ROOT_RUNBOOK = "trunk"
+BRANCHES = {"ib": "ib", "roce": "roce"}
+
+
+def load_probe_catalogue() -> Catalogue:
+    return load_catalogue(probe_files())
+
+
+def load_shipped_runbooks(catalogue: Catalogue, paths: list[Path] | None = None):
+    from allreduce_doctor.runbook.loader import load_runbooks
+
+    return load_runbooks(list(paths or runbook_files()), catalogue.facts())
+
+
+@dataclass
+class Session:
+    host: Host
+    fabric: str = "auto"
+    interval: float = 1.0
+    answers: dict[str, str] = field(default_factory=dict)
+    progress: Progress | None = None
+    extra_observations: list[Observation] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.catalogue = load_probe_catalogue()
+        self.runbooks = load_shipped_runbooks(self.catalogue)
+        self.observations = Observations()
+
+    def observe(self) -> Observations:
+        """Run the probes the walk can need: the trunk's and the node's fabric branch's."""
+        runner = ProbeRunner(self.catalogue, self.host, self.interval, self.progress)
+        first = runner.run({"node.fabric"})
+        fabric_obs = first.get("node.fabric")
+        if self.fabric != "auto":
+            forced = dict(fabric_obs.value or {}, fabric=self.fabric)
+            fabric_obs = Observation("node.fabric", forced, OK, f"--fabric {self.fabric}", "", "fabric")
+            first.add(fabric_obs)
+        fabric = (fabric_obs.value or {}).get("fabric") if fabric_obs.status == OK else None
+        wanted = self.facts_for(fabric)
+        rest = runner.run(wanted - set(first.facts), known=first)
+        for obs in first.values():
+            rest.add(obs)
+        for obs in self.extra_observations:
+            rest.add(obs)
+        self.observations = rest
+        return rest
+
+    def facts_for(self, fabric: str | None) -> set[str]:
+        """Facts read by the trunk and by the branch of this fabric (both branches if unknown)."""
+        ids = {ROOT_RUNBOOK} | ({BRANCHES[fabric]} if fabric in BRANCHES else set(BRANCHES.values()))
+        return self.runbooks.facts_used(ids)
+
+    def diagnose(self):
+        from allreduce_doctor.runbook.walk import walk
+
+        if not self.observations.facts:
+            self.observe()
+        diagnosis = walk(self.runbooks, self.observations, self.answers)
+        diagnosis.context = self.context()
+        return diagnosis
+
+    def context(self) -> dict:
+        """Where the diagnosis came from: host, bundle or live, versions of the catalogue."""
+        from allreduce_doctor import __version__
+
+        ident = self.host.identity()
+        return {
+            "host": ident.hostname,
+            "kernel": ident.kernel,
+            "source": self.host.kind,
+            "fabric": (self.observations.get("node.fabric").value or {}).get("fabric"),
+            "tool_version": __version__,
+            "probe_catalogue": self.catalogue.digest,
+            "runbook_hash": getattr(self.runbooks, "digest", ""),
+        }

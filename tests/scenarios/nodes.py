@@ -1,0 +1,168 @@
+"""Realistic H100 nodes as FakeHosts, built from the real outputs in shared/reference.
+
+An InfiniBand node: 8 x ConnectX-7 (MT4129, fw 28.41.1000) at 400 Gb/sec (4X NDR), counter
+values from the gpud H100 sysfs fixture. A RoCE node: 8 x ConnectX-7 400GbE, DSCP trust,
+PFC on priority 3, ECN on, NCCL_IB_TC=106 (DSCP 26 -> priority 3), mlx5 GID layout (each
+address twice: v1 then v2). Faults are small edits of these models (see build.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from allreduce_doctor.hosts.base import HostIdentity, ProcessInfo
+from tests.scenarios.fakehost import FakeHost
+
+IB = "/sys/class/infiniband"
+PCI = "/sys/bus/pci/devices"
+NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db"]
+GPU_BUSES = ["18", "2a", "3a", "5b", "9a", "ab", "ba", "db"]
+
+# From the gpud H100 fixture (shared/reference/outputs/sysfs-class-infiniband-cx7-ndr-ib-port.txt).
+IB_COUNTERS = {
+    "VL15_dropped": 0, "excessive_buffer_overrun_errors": 0, "link_downed": 0, "link_error_recovery": 0,
+    "local_link_integrity_errors": 0, "multicast_rcv_packets": 0, "multicast_xmit_packets": 0,
+    "port_rcv_constraint_errors": 0, "port_rcv_data": 230539874932483, "port_rcv_errors": 14,
+    "port_rcv_packets": 317548853677, "port_rcv_remote_physical_errors": 0, "port_rcv_switch_relay_errors": 1,
+    "port_xmit_constraint_errors": 0, "port_xmit_data": 230442669431839, "port_xmit_discards": 0,
+    "port_xmit_packets": 315487941081, "port_xmit_wait": 2489603687, "symbol_error": 0,
+    "unicast_rcv_packets": 317548853677, "unicast_xmit_packets": 315487941081,
+}
+HW_COUNTERS = {
+    "duplicate_request": 0, "implied_nak_seq_err": 0, "lifespan": 12, "local_ack_timeout_err": 0,
+    "out_of_buffer": 0, "out_of_sequence": 0, "packet_seq_err": 0, "req_cqe_error": 0,
+    "req_cqe_flush_error": 0, "req_remote_access_errors": 0, "req_remote_invalid_request": 0,
+    "resp_cqe_error": 0, "resp_cqe_flush_error": 0, "resp_local_length_error": 0,
+    "resp_remote_access_errors": 0, "rnr_nak_retry_err": 0, "roce_adp_retrans": 3, "roce_adp_retrans_to": 0,
+    "roce_slow_restart": 0, "roce_slow_restart_cnps": 0, "roce_slow_restart_trans": 0,
+    "rx_atomic_requests": 0, "rx_dct_connect": 0, "rx_read_requests": 2076, "rx_write_requests": 3809045607,
+}
+ROCE_CC_COUNTERS = {"np_cnp_sent": 18233, "np_ecn_marked_roce_packets": 19012, "rp_cnp_handled": 17640,
+                    "rp_cnp_ignored": 0, "rx_icrc_encapsulated": 0}
+SECOND_SAMPLE_TRAFFIC = {"port_xmit_data": 2_900_000_000, "port_rcv_data": 2_900_000_000,
+                         "port_xmit_packets": 2_800_000, "port_rcv_packets": 2_800_000,
+                         "port_xmit_wait": 41_000, "rx_write_requests": 2_750_000}
+
+
+@dataclass
+class Node:
+    """What varies between scenarios; defaults are a healthy node."""
+
+    fabric: str = "ib"  # "ib" or "roce"
+    ports: int = 8
+    gpus: int = 8
+    state: dict = field(default_factory=dict)  # port index -> ("1: DOWN", "2: Polling")
+    rate: dict = field(default_factory=dict)  # port index -> "200 Gb/sec (2X NDR)"
+    counter_growth: dict = field(default_factory=dict)  # port index -> {counter: delta}
+    eth_growth: dict = field(default_factory=dict)  # port index -> {ethtool counter: delta}
+    pci_width: dict = field(default_factory=dict)  # nic index -> current width
+    peermem: bool = True
+    pfc: dict = field(default_factory=dict)  # port index -> "0 0 0 0 0 0 0 0"
+    ecn: dict = field(default_factory=dict)  # port index -> {prio: 0/1} overrides for np and rp
+    env: dict = field(default_factory=dict)  # overrides of the job environment (None removes)
+    job: bool = True
+    netdev_mtu: int = 9000
+    cmdline: str = "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro iommu=pt quiet"
+    hostname: str = "gpu-node-017"
+
+
+def _ib_netdev(i: int) -> str:
+    return f"ibp{int(NIC_BUSES[i], 16)}s0"
+
+
+def _eth_netdev(i: int) -> str:
+    return f"enp{int(NIC_BUSES[i], 16)}s0np0"
+
+
+def netdev(node: Node, i: int) -> str:
+    return _ib_netdev(i) if node.fabric == "ib" else _eth_netdev(i)
+
+
+def _gid_files(node: Node, i: int, port: str) -> dict:
+    files = {}
+    if node.fabric == "ib":
+        guid = f"58a2:e103:00a7:82{i:02x}"
+        files[f"{port}/gids/0"] = f"fe80:0000:0000:0000:{guid}"
+        files[f"{port}/gid_attrs/types/0"] = "IB/RoCE v1"
+        for idx in range(1, 4):
+            files[f"{port}/gids/{idx}"] = "0000:0000:0000:0000:0000:0000:0000:0000"
+        return files
+    ll = f"fe80:0000:0000:0000:0e42:a1ff:fe5d:4d{i:02x}"
+    v4 = f"0000:0000:0000:0000:0000:ffff:0a00:{i + 1:02x}11"
+    for idx, (gid, gtype) in enumerate([(ll, "IB/RoCE v1"), (ll, "RoCE v2"), (v4, "IB/RoCE v1"), (v4, "RoCE v2")]):
+        files[f"{port}/gids/{idx}"] = gid
+        files[f"{port}/gid_attrs/types/{idx}"] = gtype
+        files[f"{port}/gid_attrs/ndevs/{idx}"] = _eth_netdev(i)
+    for idx in range(4, 8):
+        files[f"{port}/gids/{idx}"] = "0000:0000:0000:0000:0000:0000:0000:0000"
+    return files
+
+
+def _counters(node: Node, i: int, port: str, later: bool) -> dict:
+    files = {}
+    group = {"counters": IB_COUNTERS, "hw_counters": {**HW_COUNTERS, **(ROCE_CC_COUNTERS if node.fabric == "roce" else {})}}
+    for sub, counters in group.items():
+        for name, value in counters.items():
+            if later:
+                value += SECOND_SAMPLE_TRAFFIC.get(name, 0) + node.counter_growth.get(i, {}).get(name, 0)
+                if name in ROCE_CC_COUNTERS and name != "rp_cnp_ignored" and name != "rx_icrc_encapsulated":
+                    value += 40
+            files[f"{port}/{sub}/{name}"] = str(value)
+    return files
+
+
+def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
+    files, links = {}, {}
+    for i in range(node.ports):
+        dev = f"mlx5_{i}"
+        port = f"{IB}/{dev}/ports/1"
+        bdf = f"0000:{NIC_BUSES[i]}:00.0"
+        state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
+        files.update({
+            f"{IB}/{dev}/hca_type": "MT4129", f"{IB}/{dev}/fw_ver": "28.41.1000",
+            f"{IB}/{dev}/board_id": "MT_0000000838", f"{IB}/{dev}/node_type": "1: CA",
+            f"{port}/state": state, f"{port}/phys_state": phys,
+            f"{port}/rate": node.rate.get(i, "400 Gb/sec (4X NDR)"),
+            f"{port}/link_layer": "InfiniBand" if node.fabric == "ib" else "Ethernet",
+            f"{port}/lid": f"0x{128 + i:x}" if node.fabric == "ib" else "0x0",
+            f"{port}/sm_lid": "0x1" if node.fabric == "ib" else "0x0",
+            f"{IB}/{dev}/device/net/{netdev(node, i)}/ifindex": str(4 + i),
+        })
+        links[f"{IB}/{dev}/device"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/0000:{NIC_BUSES[i]}:01.0/{bdf}"
+        files.update(_gid_files(node, i, port))
+        files.update(_counters(node, i, port, later))
+        width = node.pci_width.get(i, 16)
+        files.update({
+            f"{PCI}/{bdf}/vendor": "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
+            f"{PCI}/{bdf}/current_link_speed": "32.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
+            f"{PCI}/{bdf}/current_link_width": str(width), f"{PCI}/{bdf}/max_link_width": "16",
+            f"{PCI}/{bdf}/numa_node": "0" if i < 4 else "1",
+        })
+        nd = netdev(node, i)
+        files.update({
+            f"/sys/class/net/{nd}/mtu": "4092" if node.fabric == "ib" else str(node.netdev_mtu),
+            f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else "400000",
+            f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
+        })
+        if node.fabric == "roce":
+            for point in ("roce_np", "roce_rp"):
+                for prio in range(8):
+                    on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
+                    files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+    for g in range(node.gpus):
+        bdf = f"0000:{GPU_BUSES[g]}:00.0"
+        files.update({
+            f"{PCI}/{bdf}/vendor": "0x10de", f"{PCI}/{bdf}/class": "0x030200",
+            f"{PCI}/{bdf}/current_link_speed": "2.5 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
+            f"{PCI}/{bdf}/current_link_width": "16", f"{PCI}/{bdf}/max_link_width": "16",
+            f"{PCI}/{bdf}/numa_node": "0" if g < 4 else "1",
+        })
+    files[f"{PCI}/0000:00:00.0/vendor"] = "0x8086"
+    files[f"{PCI}/0000:00:00.0/class"] = "0x060000"
+    if node.peermem:
+        files["/sys/module/nvidia_peermem/initstate"] = "live"
+    files["/sys/class/iommu/dmar0/devices/placeholder"] = ""
+    files["/proc/cmdline"] = node.cmdline
+    for u in range(node.ports):
+        files[f"/dev/infiniband/uverbs{u}"] = ""
+    return files, links

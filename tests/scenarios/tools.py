@@ -1,0 +1,131 @@
+"""Tool outputs for the scenario nodes, in the exact formats of shared/reference/outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.scenarios import nodes as N
+
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "outputs"
+
+
+def reference(name: str) -> str:
+    """A real output from tests/fixtures/outputs, without its three header lines."""
+    text = (REFERENCE / name).read_text()
+    return text.split("\n", 3)[3] if text.startswith("# source:") else text
+
+
+def ibstat(node: "N.Node") -> str:
+    out = []
+    for i in range(node.ports):
+        state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
+        rate = node.rate.get(i, "400 Gb/sec (4X NDR)").split()[0]
+        roce = node.fabric == "roce"
+        out += [
+            f"CA 'mlx5_{i}'", "\tCA type: MT4129", "\tNumber of ports: 1", "\tFirmware version: 28.41.1000",
+            "\tHardware version: 0", f"\tNode GUID: 0x58a2e10300a782{i:02x}", f"\tSystem image GUID: 0x58a2e10300a782{i:02x}",
+            "\tPort 1:", f"\t\tState: {state.split(': ')[1].capitalize()}", f"\t\tPhysical state: {phys.split(': ')[1]}",
+            f"\t\tRate: {rate}", f"\t\tBase lid: {0 if roce else 128 + i}", "\t\tLMC: 0", f"\t\tSM lid: {0 if roce else 1}",
+            "\t\tCapability mask: 0xa751e848" if not roce else "\t\tCapability mask: 0x00010000",
+            f"\t\tPort GUID: 0x{'0e42a1fffe5d4d' if roce else '58a2e10300a782'}{i:02x}",
+            f"\t\tLink layer: {'Ethernet' if roce else 'InfiniBand'}",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def ibv_devinfo(node: "N.Node") -> str:
+    roce = node.fabric == "roce"
+    active_mtu = ("4096 (5)" if node.netdev_mtu >= 4200 else "1024 (3)") if roce else "4096 (5)"
+    out = []
+    for i in range(node.ports):
+        state, _ = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
+        st = "PORT_ACTIVE (4)" if "ACTIVE" in state else "PORT_DOWN (1)" if "DOWN" in state else "PORT_INIT (2)"
+        out += [
+            f"hca_id:\tmlx5_{i}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.41.1000",
+            f"\tnode_guid:\t\t\t58a2:e103:00a7:82{i:02x}", "\tvendor_id:\t\t\t0x02c9", "\tvendor_part_id:\t\t\t4129",
+            "\thw_ver:\t\t\t\t0x0", "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1",
+            "\t\tport:\t1", f"\t\t\tstate:\t\t\t{st}", "\t\t\tmax_mtu:\t\t4096 (5)", f"\t\t\tactive_mtu:\t\t{active_mtu}",
+            f"\t\t\tsm_lid:\t\t\t{0 if roce else 1}", f"\t\t\tport_lid:\t\t{0 if roce else 128 + i}",
+            "\t\t\tport_lmc:\t\t0x00", f"\t\t\tlink_layer:\t\t{'Ethernet' if roce else 'InfiniBand'}",
+            "\t\t\tactive_width:\t\t4X (2)", "\t\t\tactive_speed:\t\t100.0 Gbps (128)", "\t\t\tphys_state:\t\tLINK_UP (5)",
+        ]
+        if roce:
+            ll, v4 = f"fe80:0000:0000:0000:0e42:a1ff:fe5d:4d{i:02x}", f"::ffff:10.0.{i + 1}.17"
+            out += [f"\t\t\tGID[  0]:\t\t{ll}, RoCE v1", f"\t\t\tGID[  1]:\t\tfe80::e42:a1ff:fe5d:4d{i:02x}, RoCE v2",
+                    "\t\t\tGID[  2]:\t\t0000:0000:0000:0000:0000:ffff:0a00:" + f"{i + 1:02x}11, RoCE v1",
+                    f"\t\t\tGID[  3]:\t\t{v4}, RoCE v2"]
+        else:
+            out.append(f"\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:58a2:e103:00a7:82{i:02x}")
+        out.append("")
+    return "\n".join(out)
+
+
+def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
+    """mlx5 `ethtool -S` with PFC on priority 3: traffic and pause frames on prio 3."""
+    base = {
+        "rx_packets": 920114736201, "tx_packets": 918334120771, "rx_bytes": 3812039947284012,
+        "tx_bytes": 3806110238476331, "rx_out_of_buffer": 0, "rx_discards_phy": 0, "tx_discards_phy": 0,
+        "rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": 412,
+        "rx_pause_ctrl_phy": 1802231, "tx_pause_ctrl_phy": 1733009, "rx_global_pause": 0, "tx_global_pause": 0,
+        "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
+    }
+    for prio in range(8):
+        on = prio == 3
+        base[f"rx_prio{prio}_bytes"] = 3802039947284012 if on else 1048576 * (prio + 1)
+        base[f"rx_prio{prio}_packets"] = 917114736201 if on else 1024 * (prio + 1)
+        base[f"tx_prio{prio}_bytes"] = 3796110238476331 if on else 1048576 * (prio + 1)
+        base[f"tx_prio{prio}_packets"] = 915334120771 if on else 1024 * (prio + 1)
+        base[f"rx_prio{prio}_pause"] = 1802231 if on else 0
+        base[f"rx_prio{prio}_pause_duration"] = 90111550 if on else 0
+        base[f"tx_prio{prio}_pause"] = 1733009 if on else 0
+        base[f"tx_prio{prio}_pause_duration"] = 86650450 if on else 0
+    if later:
+        for name in ("rx_packets", "tx_packets", "rx_prio3_packets", "tx_prio3_packets"):
+            base[name] += 2_800_000
+        for name in ("rx_bytes", "tx_bytes", "rx_prio3_bytes", "tx_prio3_bytes"):
+            base[name] += 11_600_000_000
+        for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
+            base[name] += 120
+        for name, delta in node.eth_growth.get(i, {}).items():
+            base[name] = base.get(name, 0) + delta
+    return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in base.items())
+
+
+def mlnx_qos(node: "N.Node", i: int) -> str:
+    """mlnx_qos -i IF in the tool's own layout (tab-indented rows), DSCP trust, default map."""
+    pfc = node.pfc.get(i, "0   0   0   1   0   0   0   0")
+    lines = ["DCBX mode: OS controlled", "Priority trust state: dscp", "dscp2prio mapping:"]
+    for prio in range(8):
+        dscps = ",".join(f"{d:02d}" for d in range(prio * 8 + 7, prio * 8 - 1, -1))
+        lines.append(f"\tprio:{prio} dscp:{dscps},")
+    lines += ["Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=1027728",
+              "Cable len: 7", "PFC configuration:", "\tpriority    0   1   2   3   4   5   6   7",
+              f"\tenabled     {pfc}", "\tbuffer      0   0   0   1   0   0   0   0"]
+    for tc in range(8):
+        lines += [f"tc: {tc} ratelimit: unlimited, tsa: ets, bw: {50 if tc == 3 else 7 if tc < 7 else 8}%",
+                  f"\t priority:  {1 if tc == 0 else 0 if tc == 1 else tc}"]
+    return "\n".join(lines) + "\n"
+
+
+def nvlink_status(gpus: int) -> str:
+    out = []
+    for g in range(gpus):
+        out.append(f"GPU {g}: NVIDIA H100 80GB HBM3 (UUID: GPU-5a1f{g:04d}-8c1e-4b52-9d0e-2f3c7a1b{g:04d})")
+        out += [f"\t Link {link}: 26.562 GB/s" for link in range(18)]
+    return "\n".join(out) + "\n"
+
+
+def nvidia_smi_q(gpus: int) -> str:
+    out = ["", "==============NVSMI LOG==============", "", "Timestamp                                 : Mon Nov 30 09:12:44 2026",
+           "Driver Version                            : 550.90.07", "CUDA Version                              : 12.4", "",
+           f"Attached GPUs                             : {gpus}"]
+    for g in range(gpus):
+        out += [f"GPU 00000000:{N.GPU_BUSES[g].upper()}:00.0", "    Product Name                          : NVIDIA H100 80GB HBM3",
+                "    Fabric", "        State                             : Completed",
+                "        Status                            : Success", ""]
+    return "\n".join(out)
+
+
+def lspci_vvv() -> str:
+    return "\n".join(reference(n) for n in ("lspci-vvv-pex890xx-switch-port-acs-off.txt",
+                                            "lspci-vvv-mlx5-cx7-gen5-x16-ok.txt", "lspci-vvv-gpu-h100-gen5.txt"))
