@@ -77,7 +77,7 @@ class LiveHost:
 
     # --- commands ---------------------------------------------------------------------
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
-        if not argv or not all(isinstance(a, str) for a in argv):
+        if not isinstance(argv, (list, tuple)) or not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError("argv must be a non-empty list of strings")
         start = time.monotonic()
         env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "LC_ALL": "C", "LANG": "C"}
