@@ -107,8 +107,9 @@ def cmd_runbook(args) -> int:
     runbooks = load_shipped_runbooks(catalogue, paths)
     if args.runbook_command == "validate":
         names = ", ".join(sorted(runbooks.runbooks))
-        print(f"ok: {len(runbooks.runbooks)} runbooks ({names}), {runbooks.node_count()} nodes, "
-              f"{len(runbooks.facts_used(None))} facts, {len(runbooks.causes_used())} causes")
+        causes = {getattr(n, "cause", None) for n in runbooks.nodes()} - {None}
+        print(f"ok: {len(runbooks.runbooks)} runbooks ({names}), {len(runbooks.nodes())} nodes, "
+              f"{len(runbooks.facts)} facts read, {len(causes)} causes reachable")
         return EXIT_HEALTHY
     from allreduce_doctor.runbook.graph import to_dot, to_mermaid
 

@@ -12,10 +12,45 @@ VERDICT_WORDS = {
 MAX_VALUE = 160
 
 
-def short(value, limit: int = MAX_VALUE) -> str:
-    """A one-line rendering of a deciding value."""
+# Item attributes that identify rather than decide; left out of compact renderings.
+IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value"}
+
+
+def _names(key: str, items: list) -> str:
+    names = [str(i.get("name", "?")) for i in items]
+    listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return f"{key}{': ' if key else ''}{len(names)} checked ({listed})"
+
+
+def _records(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(i, dict) for i in value)
+
+
+def _compact(value, collection: bool = False):
+    """Witness records become 'name: key=value ...'; whole collections become their names."""
+    if isinstance(value, dict) and len(value) == 1:
+        (key, inner), = value.items()
+        if _records(inner):
+            return _names(key, inner)
+    if collection and _records(value):
+        return _names("", value)
+    if isinstance(value, list) and value and all(isinstance(i, dict) for i in value):
+        parts = []
+        for item in value[:4]:
+            fields = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in item.items()
+                              if k not in IDENTITY_KEYS and k != "name" and not k.startswith("_")
+                              and not isinstance(v, (dict, list)))
+            parts.append(f"{item.get('name', '?')}: {fields}")
+        more = f" (+{len(value) - 4} more)" if len(value) > 4 else ""
+        return "; ".join(parts) + more
+    return value
+
+
+def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
+    """A one-line rendering of a deciding value (collection: the value is a whole fact)."""
     if value is None:
         return "-"
+    value = _compact(value, collection)
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -57,7 +92,8 @@ def render_text(d: dict) -> str:
         out += ["", "Evidence:"]
         for row in d["evidence"]:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
-            out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100)}{exp}  [{row.get('status')}; {row.get('source') or '-'}]")
+            out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
+            out.append(f"      [{row.get('status')}] {_source(row.get('source'))}")
     findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
     if findings:
         out += ["", "Also found (secondary findings):"]
@@ -78,8 +114,13 @@ def render_text(d: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_cell(value) -> str:
-    return short(value, 120).replace("|", "\\|")
+def _source(source) -> str:
+    parts = [p.strip() for p in str(source or "-").split(", ")]
+    return parts[0] + (f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
+
+
+def _md_cell(value, collection: bool = False) -> str:
+    return short(value, 120, collection).replace("|", "\\|")
 
 
 def render_markdown(d: dict) -> str:
@@ -93,7 +134,7 @@ def render_markdown(d: dict) -> str:
     if d.get("evidence"):
         out += ["", "## Evidence", "", "| fact | observed | expected | source |", "|---|---|---|---|"]
         for row in d["evidence"]:
-            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'))} | {_md_cell(row.get('expected'))} | {_md_cell(row.get('source'))} |")
+            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'), True)} | {_md_cell(row.get('expected'))} | {_md_cell(row.get('source'))} |")
     findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
     if findings:
         out += ["", "## Secondary findings", ""] + [f"- `{f['cause']}` ({f.get('severity')}): {f.get('title', '')}" for f in findings]

@@ -25,7 +25,7 @@ def load_probe_catalogue() -> Catalogue:
 def load_shipped_runbooks(catalogue: Catalogue, paths: list[Path] | None = None):
     from allreduce_doctor.runbook.loader import load_runbooks
 
-    return load_runbooks(list(paths or runbook_files()), catalogue.facts())
+    return load_runbooks(list(paths or runbook_files()), catalogue.facts(), root=None if paths else ROOT_RUNBOOK)
 
 
 @dataclass
@@ -64,7 +64,7 @@ class Session:
     def facts_for(self, fabric: str | None) -> set[str]:
         """Facts read by the trunk and by the branch of this fabric (both branches if unknown)."""
         ids = {ROOT_RUNBOOK} | ({BRANCHES[fabric]} if fabric in BRANCHES else set(BRANCHES.values()))
-        return self.runbooks.facts_used(ids)
+        return set().union(*(self.runbooks.runbooks[i].facts for i in ids if i in self.runbooks.runbooks))
 
     def diagnose(self):
         from allreduce_doctor.runbook.walk import walk

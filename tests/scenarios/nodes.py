@@ -16,7 +16,7 @@ from tests.scenarios.fakehost import FakeHost
 IB = "/sys/class/infiniband"
 PCI = "/sys/bus/pci/devices"
 NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db"]
-GPU_BUSES = ["18", "2a", "3a", "5b", "9a", "ab", "ba", "db"]
+GPU_BUSES = ["19", "2b", "3b", "5e", "9d", "ad", "bd", "dd"]
 
 # From the gpud H100 fixture (shared/reference/outputs/sysfs-class-infiniband-cx7-ndr-ib-port.txt).
 IB_COUNTERS = {

@@ -1,0 +1,97 @@
+"""SnapshotHost: answers every Host call from a captured bundle (directory or .tar.gz).
+
+What the bundle recorded comes back exactly (failures too); what it never recorded is
+reported as not captured: a read is `missing`, a command never ran, a glob is empty.
+A damaged or hostile bundle raises BundleError (one line) on open or on the first answer
+that touches the damaged part.
+"""
+
+from __future__ import annotations
+
+import os
+
+from allreduce_doctor.hosts.base import (
+    FILE_MISSING,
+    FILE_OK,
+    CommandResult,
+    FileResult,
+    HostIdentity,
+    ProcessInfo,
+)
+from allreduce_doctor.snapshot.bundle import open_bundle
+from allreduce_doctor.snapshot.names import DAMAGED, NOT_CAPTURED, command_member, file_member
+from allreduce_doctor.snapshot.schema import check_command, check_process
+
+
+class SnapshotHost:
+    kind = "snapshot"
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self._bundle = open_bundle(path)
+        self._samples = self._bundle.manifest["samples"]
+        self._position = 0
+
+    @property
+    def manifest(self) -> dict:
+        return self._bundle.manifest
+
+    @property
+    def path(self) -> str:
+        return self._bundle.label
+
+    def identity(self) -> HostIdentity:
+        return HostIdentity(**self._bundle.manifest["host"])
+
+    # --- files ------------------------------------------------------------------------------
+    def read(self, path: str) -> FileResult:
+        entry = self._bundle.index["reads"].get(str(self.sample), {}).get(path)
+        member = file_member(path, self.sample)
+        if entry is None:
+            text = self._bundle.text(member) if member else None
+            if text is None:
+                return FileResult(path, FILE_MISSING, reason=NOT_CAPTURED)
+            return FileResult(path, FILE_OK, text=text)
+        answered = entry.get("path", path)
+        if entry["status"] != FILE_OK:
+            return FileResult(answered, entry["status"], reason=entry.get("reason", ""))
+        text = entry.get("text")
+        if text is None:
+            text = self._bundle.text(member) if member else None
+        if text is None:
+            raise self._bundle.fail(
+                f"index.json records {path} as read but {member or 'its text'} is not in the bundle; {DAMAGED}"
+            )
+        return FileResult(answered, FILE_OK, text=text, reason=entry.get("reason", ""))
+
+    def glob(self, pattern: str) -> list[str]:
+        return list(self._bundle.index["globs"].get(str(self.sample), {}).get(pattern, []))
+
+    def readlink(self, path: str) -> str | None:
+        return self._bundle.index["links"].get(path)
+
+    def which(self, name: str) -> str | None:
+        return self._bundle.index["which"].get(name)
+
+    # --- commands and processes ---------------------------------------------------------------
+    def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
+        member = command_member(key, argv, self.sample)
+        data = self._bundle.load_json(member)
+        if data is None:
+            return CommandResult(list(argv), None, error=NOT_CAPTURED)
+        return check_command(self._bundle.label, member, data)
+
+    def processes(self) -> list[ProcessInfo]:
+        recorded = self._bundle.index["processes"] or []
+        return [check_process(self._bundle.label, i, p) for i, p in enumerate(recorded)]
+
+    # --- samples ------------------------------------------------------------------------------
+    @property
+    def sample(self) -> int:
+        return self._samples[self._position]["index"]
+
+    def sample_time(self) -> float:
+        return self._samples[self._position]["time"]
+
+    def next_sample(self, interval: float) -> None:
+        """Step to the next recorded sample, without sleeping; past the last one, stay there."""
+        self._position = min(self._position + 1, len(self._samples) - 1)

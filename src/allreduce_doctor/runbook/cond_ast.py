@@ -1,0 +1,116 @@
+"""The AST of a parsed condition. Built once at load time by cond_parser, walked by cond_eval.
+
+Every node keeps `pos`, the 0-based offset of its first character in the expression text, so
+evaluation errors point at the right column too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: Any
+    pos: int
+
+
+@dataclass(frozen=True)
+class ListExpr:
+    items: tuple["Expr", ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class FactRef:
+    """A fact and the keys read below it: `nccl.env.NCCL_IB_HCA` -> fact nccl.env, keys (NCCL_IB_HCA,)."""
+
+    fact: str
+    keys: tuple[str, ...]
+    pos: int
+
+    @property
+    def text(self) -> str:
+        return ".".join((self.fact, *self.keys))
+
+
+@dataclass(frozen=True)
+class VarRef:
+    name: str
+    pos: int
+
+
+@dataclass(frozen=True)
+class Attr:
+    obj: "Expr"
+    name: str
+    pos: int
+
+
+@dataclass(frozen=True)
+class Index:
+    obj: "Expr"
+    index: "Expr"
+    pos: int
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-" or "not"
+    operand: "Expr"
+    pos: int
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # and or == != < <= > >= in "not in" + - * / %
+    left: "Expr"
+    right: "Expr"
+    pos: int
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: tuple["Expr", ...]
+    pos: int
+
+
+@dataclass(frozen=True)
+class FactStatus:
+    """exists(FACT) / status(FACT): about the observation itself, never UNKNOWN."""
+
+    func: str
+    fact: str
+    pos: int
+
+
+@dataclass(frozen=True)
+class Quantifier:
+    """any / all / count / sum / min / max (VAR in ITERABLE [where FILTER]: BODY)."""
+
+    kind: str
+    var: str
+    iterable: "Expr"
+    filter: "Expr | None"
+    body: "Expr"
+    pos: int
+
+
+Expr = Union[Literal, ListExpr, FactRef, VarRef, Attr, Index, Unary, Binary, Call, FactStatus, Quantifier]
+
+
+def walk_facts(node: Expr) -> set[str]:
+    """Every fact name the expression reads."""
+    found: set[str] = set()
+    stack: list[Any] = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (FactRef, FactStatus)):
+            found.add(cur.fact)
+        elif isinstance(cur, tuple):
+            stack.extend(cur)
+        elif cur is not None and hasattr(cur, "__dataclass_fields__"):
+            stack.extend(getattr(cur, f) for f in cur.__dataclass_fields__)
+    return found

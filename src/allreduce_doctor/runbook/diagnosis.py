@@ -1,0 +1,112 @@
+"""Diagnosis: what the walk found, as JSON-safe data. The input of every view and exporter.
+
+to_dict() gives plain JSON types only (json.dumps(..., allow_nan=False) works); from_dict()
+reads it back. Values taken from observations are made JSON-safe and truncated (json_safe).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .tristate import UNKNOWN
+
+FAULT, HEALTHY, INCONCLUSIVE = "fault", "healthy", "inconclusive"
+MAX_ITEMS, MAX_KEYS, MAX_TEXT, MAX_DEPTH = 20, 40, 500, 6
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe, bounded copy: long lists/mappings/strings cut with a marker, NaN as text."""
+    if value is UNKNOWN or value is None:
+        return None
+    if isinstance(value, bool) or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + f"... ({len(value) - MAX_TEXT} more characters)"
+    if depth >= MAX_DEPTH:
+        return "..."
+    if isinstance(value, dict):
+        out = {str(k): json_safe(v, depth + 1) for k, v in list(value.items())[:MAX_KEYS]}
+        if len(value) > MAX_KEYS:
+            out["..."] = f"{len(value) - MAX_KEYS} more keys"
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        out_list = [json_safe(v, depth + 1) for v in items[:MAX_ITEMS]]
+        if len(items) > MAX_ITEMS:
+            out_list.append(f"... {len(items) - MAX_ITEMS} more")
+        return out_list
+    return json_safe(str(value), depth)
+
+
+@dataclass
+class Step:
+    node: str  # "runbook.node"
+    kind: str  # check | question
+    title: str
+    outcome: str  # yes | no | unknown | a choice
+    means: str
+    value: Any = None  # the deciding value: witnesses, else the facts used (reference -> value)
+    facts: list[dict] = field(default_factory=list)  # {fact, status, source, reason}
+
+
+@dataclass
+class Finding:
+    cause: str
+    title: str
+    severity: str
+    owner: str
+    node: str  # the check (or question) that led to the cause
+    value: Any = None
+
+
+@dataclass
+class EvidenceRow:
+    node: str
+    fact: str  # the reference as written: nccl.env.NCCL_IB_GID_INDEX, exists(rdma.ports)
+    observed: Any
+    expected: str
+    source: str
+    status: str
+    reason: str = ""
+
+
+@dataclass
+class Diagnosis:
+    verdict: str  # fault | healthy | inconclusive
+    root_cause: dict | None = None  # {id, title, severity, owner, summary, node}
+    healthy: dict | None = None  # {id, title, summary, next_steps, node}
+    findings: list[Finding] = field(default_factory=list)  # primary first
+    path: list[Step] = field(default_factory=list)
+    evidence: list[EvidenceRow] = field(default_factory=list)
+    remediation: list[dict] = field(default_factory=list)  # {step, owner}
+    verification: list[str] = field(default_factory=list)
+    inconclusive: list[dict] = field(default_factory=list)  # {node, reason}
+    runbooks: list[str] = field(default_factory=list)
+    context: dict = field(default_factory=dict)  # host, source (live/bundle), versions: set by the Session
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Diagnosis":
+        def rows(kind: type, items: Any) -> list:
+            names = {f.name for f in fields(kind)}
+            return [kind(**{k: v for k, v in item.items() if k in names}) for item in items or []]
+
+        return cls(
+            verdict=data["verdict"],
+            root_cause=data.get("root_cause"),
+            healthy=data.get("healthy"),
+            findings=rows(Finding, data.get("findings")),
+            path=rows(Step, data.get("path")),
+            evidence=rows(EvidenceRow, data.get("evidence")),
+            remediation=list(data.get("remediation") or []),
+            verification=list(data.get("verification") or []),
+            inconclusive=list(data.get("inconclusive") or []),
+            runbooks=list(data.get("runbooks") or []),
+            context=dict(data.get("context") or {}),
+        )

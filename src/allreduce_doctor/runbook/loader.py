@@ -1,0 +1,246 @@
+"""Load runbook YAML into the model, with exact locations in every error.
+
+Every error is a RunbookError whose message is one line:
+    FILE:LINE:COL: MESSAGE (at YAML.PATH)[ did you mean 'x'?]
+(YAML syntax errors, which have no path yet, end after the message.)
+Schema: see the module constants below and runbooks/README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import RunbookError
+from .causes import CAUSES
+from .cond_lexer import ExprError
+from .conditions import compile_condition
+from .model import OWNERS, SEVERITIES, CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
+from .suggest import closest
+from .yamlsrc import YMap, YNode, YScalar, YSeq, describe, parse_yaml, position_in_scalar
+
+TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
+TOP_OPTIONAL = ("description",)
+KIND_KEYS = ("check", "ask", "cause", "healthy")
+NODE_SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # kind key -> (required, optional)
+    "check": (("title", "why", "check", "yes", "no", "unknown"), ("expected",)),
+    "ask": (("title", "why", "ask", "answer", "choices", "unknown"), ()),
+    "cause": (("cause", "severity", "owner", "summary", "remediation", "verification"), ()),
+    "healthy": (("healthy", "summary", "next_steps"), ()),
+}
+NODE_KEYS = tuple(dict.fromkeys(k for req, opt in NODE_SCHEMA.values() for k in (*req, *opt)))
+OUTCOME_KEYS = ("next", "means")
+_KIND_NAMES = {"check": "check", "ask": "question", "cause": "cause", "healthy": "healthy"}
+_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_ID_RULE = "use letters, digits and '_', starting with a letter"
+
+
+def load_runbooks(paths: Iterable[Path], known_facts: Iterable[str], root: str | None = None) -> RunbookSet:
+    """Load and validate several runbook files as one set; `root` is the runbook walked first."""
+    from .graph import build_set
+
+    facts = frozenset(known_facts)
+    runbooks: list[Runbook] = []
+    for path in paths:
+        runbooks.append(parse_runbook(_read(Path(path)), str(path), facts))
+    return build_set(runbooks, root)
+
+
+def load_runbook_text(text: str, filename: str, known_facts: Iterable[str]) -> RunbookSet:
+    """One runbook from text, validated as a set of its own (it is its own root)."""
+    from .graph import build_set
+
+    return build_set([parse_runbook(text, filename, frozenset(known_facts))], None)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunbookError(f"{path}:1:1: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise RunbookError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def parse_runbook(text: str, filename: str, known_facts: Iterable[str]) -> Runbook:
+    """Parse and check one runbook file (schema, conditions, local entry); no cross-file checks."""
+    doc = parse_yaml(text, filename)
+    if doc is None:
+        raise Location(filename, 1, 1, "<document>").error("expected a mapping, got an empty document")
+    return _Reader(text, frozenset(known_facts)).runbook(doc)
+
+
+class _Reader:
+    def __init__(self, source: str, known_facts: frozenset[str]):
+        self.source = source
+        self.facts = known_facts
+
+    def runbook(self, doc: YNode) -> Runbook:
+        top = _mapping(doc)
+        _known_keys(top, (*TOP_REQUIRED, *TOP_OPTIONAL))
+        _require(top, TOP_REQUIRED)
+        rb_id = _ident(top, "runbook", "runbook id")
+        entry = _ident(top, "entry", "entry")
+        nodes_map = _mapping(top.entries["nodes"][1])
+        if not nodes_map.entries:
+            raise nodes_map.loc.error("'nodes' must not be empty")
+        nodes: dict[str, Node] = {}
+        for node_id, (key, value) in nodes_map.entries.items():
+            if not _ID.match(node_id):
+                raise key.loc.error(f"invalid node id '{node_id}': {_ID_RULE}")
+            nodes[node_id] = self.node(rb_id, node_id, key.loc, value)
+        if entry not in nodes:
+            where = top.entries["entry"][1].loc
+            raise where.error(f"entry '{entry}' is not a node of runbook '{rb_id}'", closest(entry, nodes))
+        return Runbook(
+            id=rb_id,
+            title=_text(top, "title"),
+            entry=entry,
+            nodes=nodes,
+            file=top.loc.file,
+            loc=top.entries["runbook"][1].loc,
+            entry_loc=top.entries["entry"][1].loc,
+            description=_text(top, "description") if "description" in top.entries else "",
+        )
+
+    def node(self, rb_id: str, node_id: str, where: Location, value: YNode) -> Node:
+        ymap = _mapping(value)
+        _known_keys(ymap, NODE_KEYS)
+        kinds = [k for k in KIND_KEYS if k in ymap.entries]
+        if not kinds:
+            raise where.error(f"node '{node_id}' needs one of 'check', 'ask', 'cause' or 'healthy'")
+        if len(kinds) > 1:
+            raise ymap.entries[kinds[1]][0].loc.error(
+                f"node '{node_id}' has both '{kinds[0]}' and '{kinds[1]}'; use exactly one of 'check', 'ask', 'cause' or 'healthy'"
+            )
+        kind = kinds[0]
+        required, optional = NODE_SCHEMA[kind]
+        for key, (kscalar, _) in ymap.entries.items():
+            if key not in required and key not in optional:
+                raise kscalar.loc.error(f"'{key}' does not belong in a {_KIND_NAMES[kind]} node")
+        _require(ymap, required)
+        common = dict(id=node_id, runbook=rb_id, loc=where)
+        if kind == "check":
+            return Check(
+                **common, title=_text(ymap, "title"), why=_text(ymap, "why"), check=_text(ymap, "check"),
+                condition=self.condition(ymap), expected=_text(ymap, "expected") if "expected" in ymap.entries else "",
+                outcomes={label: _outcome(ymap, label) for label in ("yes", "no", "unknown")},
+            )
+        if kind == "ask":
+            return Question(
+                **common, title=_text(ymap, "title"), why=_text(ymap, "why"), ask=_text(ymap, "ask"),
+                answer=_ident(ymap, "answer", "answer name"), outcomes=_choices(ymap),
+            )
+        if kind == "cause":
+            return CauseLeaf(
+                **common, cause=_cause_id(ymap, "cause"), severity=_one_of(ymap, "severity", SEVERITIES),
+                owner=_one_of(ymap, "owner", OWNERS), summary=_text(ymap, "summary"),
+                remediation=_text_list(ymap, "remediation"), verification=_text_list(ymap, "verification"),
+            )
+        return HealthyLeaf(**common, healthy=_cause_id(ymap, "healthy"), summary=_text(ymap, "summary"), next_steps=_text_list(ymap, "next_steps"))
+
+    def condition(self, ymap: YMap):
+        scalar = ymap.entries["check"][1]
+        assert isinstance(scalar, YScalar)  # _text() checked it
+        try:
+            return compile_condition(scalar.text, self.facts)
+        except ExprError as exc:
+            offset = min(exc.pos, len(scalar.text.rstrip()))
+            spot = position_in_scalar(self.source, scalar, offset)
+            where = scalar.loc.moved(*spot) if spot else scalar.loc
+            raise where.error(f"bad condition: {exc.detail}", exc.suggestion) from None
+
+
+# -- field readers -------------------------------------------------------------------------
+def _mapping(node: YNode) -> YMap:
+    if not isinstance(node, YMap):
+        raise node.loc.error(f"expected a mapping, got {describe(node)}")
+    return node
+
+
+def _known_keys(ymap: YMap, allowed: tuple[str, ...]) -> None:
+    for key, (kscalar, _) in ymap.entries.items():
+        if key not in allowed:
+            raise kscalar.loc.error(f"unknown key '{key}'", closest(key, allowed))
+
+
+def _require(ymap: YMap, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if key not in ymap.entries:
+            raise ymap.key_loc.error(f"missing required key '{key}'")
+
+
+def _scalar_text(node: YNode, key: str) -> str:
+    if not isinstance(node, YScalar) or node.is_null:
+        quote = " (quote text that contains ': ')" if isinstance(node, YMap) and len(node.entries) == 1 else ""
+        raise node.loc.error(f"'{key}' must be text, got {describe(node)}{quote}")
+    text = node.text.strip()
+    if not text:
+        raise node.loc.error(f"'{key}' must not be empty")
+    return text
+
+
+def _text(ymap: YMap, key: str) -> str:
+    return _scalar_text(ymap.entries[key][1], key)
+
+
+def _text_list(ymap: YMap, key: str) -> list[str]:
+    node = ymap.entries[key][1]
+    if not isinstance(node, YSeq):
+        raise node.loc.error(f"'{key}' must be a list of text, got {describe(node)}")
+    if not node.items:
+        raise node.loc.error(f"'{key}' must not be empty")
+    return [_scalar_text(item, key) for item in node.items]
+
+
+def _ident(ymap: YMap, key: str, what: str) -> str:
+    value = _text(ymap, key)
+    if not _ID.match(value):
+        raise ymap.entries[key][1].loc.error(f"invalid {what} '{value}': {_ID_RULE}")
+    return value
+
+
+def _one_of(ymap: YMap, key: str, allowed: tuple[str, ...]) -> str:
+    value = _text(ymap, key)
+    if value not in allowed:
+        raise ymap.entries[key][1].loc.error(f"{key} must be one of {', '.join(allowed)}, got '{value}'", closest(value, allowed))
+    return value
+
+
+def _cause_id(ymap: YMap, key: str) -> str:
+    value = _text(ymap, key)
+    where = ymap.entries[key][1].loc
+    info = CAUSES.get(value)
+    want_healthy = key == "healthy"
+    if info is None:
+        pool = [c for c, i in CAUSES.items() if i.healthy == want_healthy]
+        raise where.error(f"unknown {'healthy outcome' if want_healthy else 'cause'} '{value}'", closest(value, pool))
+    if info.healthy and not want_healthy:
+        raise where.error(f"'{value}' is a healthy outcome, not a cause; use 'healthy: {value}'")
+    if want_healthy and not info.healthy:
+        raise where.error(f"'{value}' is a cause, not a healthy outcome; use 'cause: {value}'")
+    return value
+
+
+def _outcome(ymap: YMap, label: str) -> Outcome:
+    omap = _mapping(ymap.entries[label][1])
+    _known_keys(omap, OUTCOME_KEYS)
+    _require(omap, OUTCOME_KEYS)
+    target = _text(omap, "next")
+    return Outcome(label, target, _text(omap, "means"), omap.entries["next"][1].loc)
+
+
+def _choices(ymap: YMap) -> dict[str, Outcome]:
+    cmap = _mapping(ymap.entries["choices"][1])
+    if not cmap.entries:
+        raise cmap.loc.error("'choices' must not be empty")
+    out: dict[str, Outcome] = {}
+    for name, (kscalar, _) in cmap.entries.items():
+        if name == "unknown":
+            raise kscalar.loc.error("choice 'unknown' is reserved; put the 'unknown' outcome beside 'choices'")
+        if not _ID.match(name):
+            raise kscalar.loc.error(f"invalid choice '{name}': {_ID_RULE}")
+        out[name] = _outcome(cmap, name)
+    out["unknown"] = _outcome(ymap, "unknown")
+    return out

@@ -1,0 +1,181 @@
+"""The runbook model: what the loader builds and the walk follows. Plain dataclasses.
+
+A node is a Check (condition over facts), a Question (asked of the operator), a CauseLeaf
+(a root cause from causes.CAUSES) or a HealthyLeaf (a "no fault" outcome). Node keys across a
+RunbookSet are "runbook.node". Every node and outcome keeps the Location it was read from, so
+graph errors found later still point at file:line:col.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
+
+from ..errors import RunbookError
+from .suggest import hint
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from .conditions import Condition
+
+SEVERITIES = ("critical", "major", "minor")
+OWNERS = ("host", "network", "platform")
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int  # 1-based
+    col: int  # 1-based
+    path: str  # YAML path, e.g. nodes.gid_index.check ("<document>" for the top)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def moved(self, line: int, col: int) -> "Location":
+        return Location(self.file, line, col, self.path)
+
+    def error(self, message: str, suggestion: str | None = None) -> RunbookError:
+        """The one-line error: FILE:LINE:COL: MESSAGE (at YAML.PATH) did you mean 'x'?"""
+        return RunbookError(f"{self}: {message} (at {self.path}){hint(suggestion)}")
+
+
+@dataclass
+class Outcome:
+    label: str  # yes / no / unknown / a choice name
+    next: str  # as written: node, RUNBOOK or RUNBOOK.node
+    means: str
+    loc: Location  # of the `next` value
+    target: str = ""  # resolved "runbook.node", filled when the set is built
+
+
+@dataclass
+class _Node:
+    id: str
+    runbook: str
+    loc: Location  # of the node's key under `nodes:`
+
+    @property
+    def key(self) -> str:
+        return f"{self.runbook}.{self.id}"
+
+    @property
+    def is_leaf(self) -> bool:
+        return isinstance(self, (CauseLeaf, HealthyLeaf))
+
+
+@dataclass
+class Check(_Node):
+    title: str = ""
+    why: str = ""
+    check: str = ""
+    condition: "Condition | None" = None
+    expected: str = ""
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # yes, no, unknown
+    kind = "check"
+
+
+@dataclass
+class Question(_Node):
+    title: str = ""
+    why: str = ""
+    ask: str = ""
+    answer: str = ""
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # the choices, then unknown
+    kind = "question"
+
+    @property
+    def choices(self) -> list[str]:
+        return [label for label in self.outcomes if label != "unknown"]
+
+
+@dataclass
+class CauseLeaf(_Node):
+    cause: str = ""
+    severity: str = ""
+    owner: str = ""
+    summary: str = ""
+    remediation: list[str] = field(default_factory=list)
+    verification: list[str] = field(default_factory=list)
+    kind = "cause"
+
+    @property
+    def title(self) -> str:
+        from .causes import CAUSES
+
+        return CAUSES[self.cause].title
+
+
+@dataclass
+class HealthyLeaf(_Node):
+    healthy: str = ""
+    summary: str = ""
+    next_steps: list[str] = field(default_factory=list)
+    kind = "healthy"
+
+    @property
+    def title(self) -> str:
+        from .causes import CAUSES
+
+        return CAUSES[self.healthy].title
+
+
+Node = Union[Check, Question, CauseLeaf, HealthyLeaf]
+
+
+@dataclass
+class Runbook:
+    id: str
+    title: str
+    entry: str
+    nodes: dict[str, Node]
+    file: str
+    loc: Location  # of the `runbook:` value
+    entry_loc: Location
+    description: str = ""
+
+    @property
+    def facts(self) -> set[str]:
+        found: set[str] = set()
+        for node in self.nodes.values():
+            if isinstance(node, Check) and node.condition is not None:
+                found |= node.condition.facts
+        return found
+
+
+@dataclass
+class RunbookSet:
+    runbooks: dict[str, Runbook]  # in load order
+    root: str
+    graph: "nx.DiGraph"
+
+    @property
+    def entry(self) -> str:
+        root = self.runbooks[self.root]
+        return f"{root.id}.{root.entry}"
+
+    def node(self, key: str) -> Node:
+        runbook, _, node_id = key.partition(".")
+        return self.runbooks[runbook].nodes[node_id]
+
+    def nodes(self) -> list[Node]:
+        return [node for rb in self.runbooks.values() for node in rb.nodes.values()]
+
+    @property
+    def facts(self) -> set[str]:
+        """Every fact some condition reads: what the probes must observe."""
+        found: set[str] = set()
+        for rb in self.runbooks.values():
+            found |= rb.facts
+        return found
+
+    @property
+    def answers(self) -> dict[str, list[str]]:
+        """Answer names of the questions -> their choices (for --answer NAME=CHOICE)."""
+        out: dict[str, list[str]] = {}
+        for node in self.nodes():
+            if isinstance(node, Question):
+                out.setdefault(node.answer, [])
+                out[node.answer] += [c for c in node.choices if c not in out[node.answer]]
+        return out

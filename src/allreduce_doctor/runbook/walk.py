@@ -1,0 +1,162 @@
+"""Walk a RunbookSet over a node's observations and build the Diagnosis.
+
+From the root runbook's entry, each check is evaluated (three-valued) and each question is
+answered from `answers` (unknown when absent or not a listed choice); the outcome's `next`
+leads on until a leaf. Then the SWEEP: every other check of the runbooks the path entered
+whose yes/no outcome leads straight to a cause leaf is evaluated; each that lands on one is a
+secondary finding (one per cause id, never the primary's). Unknown outcomes of swept checks
+are not findings: missing evidence proves nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import RunbookError
+from ..observations import OK, Observation
+from .cond_eval import FactSource
+from .conditions import evaluate
+from .diagnosis import FAULT, HEALTHY, INCONCLUSIVE, Diagnosis, EvidenceRow, Finding, Step, json_safe
+from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
+
+@dataclass
+class _Decision:
+    step: Step
+    evidence: list[EvidenceRow] = field(default_factory=list)
+    reason: str = ""  # why the outcome is unknown
+
+
+def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = None) -> Diagnosis:
+    answers = answers or {}
+    decisions: list[_Decision] = []
+    entered: list[str] = []
+    key = rs.entry
+    for _ in range(len(rs.graph) + 1):
+        node = rs.node(key)
+        if node.runbook not in entered:
+            entered.append(node.runbook)
+        if isinstance(node, (CauseLeaf, HealthyLeaf)):
+            break
+        decision = decide(node, facts, answers)
+        decisions.append(decision)
+        key = node.outcomes[decision.step.outcome].target
+    else:  # build_set() rejects cycles; a hand-built set might not
+        raise RunbookError(f"the walk did not reach a leaf from '{rs.entry}'")
+    on_path = {d.step.node for d in decisions}
+    secondary = sweep(rs, facts, entered, on_path, node.cause if isinstance(node, CauseLeaf) else None)
+    return _diagnosis(rs, node, decisions, secondary, entered)
+
+
+def decide(node: Check | Question, facts: FactSource, answers: dict[str, str]) -> _Decision:
+    """Evaluate one check or question: its outcome, deciding value and evidence."""
+    if isinstance(node, Question):
+        return _answer(node, answers)
+    ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
+    outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
+    obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
+    if ev.witnesses:
+        value: Any = json_safe(ev.witnesses)
+    else:
+        value = {ref: json_safe(v) for ref, v in ev.facts_used.items()}
+    step = Step(node.key, "check", node.title, outcome, node.outcomes[outcome].means, value,
+                [_fact_row(ref, obs) for ref, obs in obs_of.items()])
+    evidence = [
+        EvidenceRow(node.key, ref, json_safe(ev.facts_used[ref]), node.expected, obs.source, obs.status, obs.reason)
+        for ref, obs in obs_of.items()
+    ]
+    reason = ""
+    if outcome == "unknown":
+        reason = _unknown_reason(ev.error, ev.observations, ev.facts_used)
+    return _Decision(step, evidence, reason)
+
+
+def _answer(node: Question, answers: dict[str, str]) -> _Decision:
+    given = answers.get(node.answer)
+    outcome = given if given in node.choices else "unknown"
+    step = Step(node.key, "question", node.title, outcome, node.outcomes[outcome].means, given)
+    reason = ""
+    if given is None:
+        reason = f"not answered: '{node.answer}' is one of {', '.join(node.choices)}"
+    elif outcome == "unknown":
+        reason = f"answer '{given}' for '{node.answer}' is not one of {', '.join(node.choices)}"
+    return _Decision(step, [], reason)
+
+
+def _fact_row(ref: str, obs: Observation) -> dict:
+    return {"fact": ref, "status": obs.status, "source": obs.source, "reason": obs.reason}
+
+
+def _unknown_reason(error: str | None, observations: dict[str, Observation], used: dict[str, Any]) -> str:
+    if error:
+        return f"the condition could not be evaluated: {error}"
+    bad = [(fact, obs) for fact, obs in observations.items() if obs.status != OK]
+    if bad:
+        return "; ".join(f"{fact} is {obs.status}" + (f": {obs.reason}" if obs.reason else "") for fact, obs in bad)
+    nulls = [ref for ref, value in used.items() if value is None]
+    if nulls:
+        return f"{', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null or absent"
+    return "the observed values could not decide it (a value it needs is null or absent)"
+
+
+def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[str], primary: str | None) -> list[tuple[_Decision, CauseLeaf]]:
+    """Secondary findings: other checks of the entered runbooks that land on a cause leaf."""
+    found: list[tuple[_Decision, CauseLeaf]] = []
+    seen = {primary} if primary else set()
+    for rb_id in entered:
+        for node in rs.runbooks[rb_id].nodes.values():
+            if not isinstance(node, Check) or node.key in on_path:
+                continue
+            leads = {label: rs.node(o.target) for label, o in node.outcomes.items() if label in ("yes", "no")}
+            if not any(isinstance(t, CauseLeaf) and t.cause not in seen for t in leads.values()):
+                continue
+            decision = decide(node, facts, {})
+            leaf = leads.get(decision.step.outcome)
+            if isinstance(leaf, CauseLeaf) and leaf.cause not in seen:
+                seen.add(leaf.cause)
+                found.append((decision, leaf))
+    return found
+
+
+def _finding(leaf: CauseLeaf, decision: _Decision | None) -> Finding:
+    node = decision.step.node if decision else leaf.key
+    value = decision.step.value if decision else None
+    return Finding(leaf.cause, leaf.title, leaf.severity, leaf.owner, node, value)
+
+
+def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary: list[tuple[_Decision, CauseLeaf]], entered: list[str]) -> Diagnosis:
+    # An unanswered question is not missing evidence: only checks make a verdict inconclusive.
+    inconclusive = [{"node": d.step.node, "reason": d.reason} for d in decisions
+                    if d.step.outcome == "unknown" and d.step.kind == "check"]
+    diag = Diagnosis(verdict=FAULT, path=[d.step for d in decisions], inconclusive=inconclusive, runbooks=entered)
+    leaves: list[CauseLeaf] = []
+    if isinstance(leaf, CauseLeaf):
+        diag.root_cause = {"id": leaf.cause, "title": leaf.title, "severity": leaf.severity, "owner": leaf.owner,
+                           "summary": leaf.summary, "node": leaf.key}
+        diag.findings.append(_finding(leaf, decisions[-1] if decisions else None))
+        leaves.append(leaf)
+    elif isinstance(leaf, HealthyLeaf):
+        diag.verdict = INCONCLUSIVE if inconclusive else HEALTHY
+        diag.healthy = {"id": leaf.healthy, "title": leaf.title, "summary": leaf.summary,
+                        "next_steps": list(leaf.next_steps), "node": leaf.key}
+    for decision, cause_leaf in secondary:
+        diag.findings.append(_finding(cause_leaf, decision))
+        leaves.append(cause_leaf)
+    if diag.root_cause is None and leaves:
+        # The path ended healthy but another check of the same runbooks fails: that is a fault.
+        first = leaves[0]
+        diag.verdict = FAULT
+        diag.root_cause = {"id": first.cause, "title": first.title, "severity": first.severity,
+                           "owner": first.owner, "summary": first.summary, "node": first.key}
+    seen_rows: set[tuple[str, str]] = set()
+    for decision in [*decisions, *(d for d, _ in secondary)]:
+        for row in decision.evidence:
+            if (row.node, row.fact) not in seen_rows:
+                seen_rows.add((row.node, row.fact))
+                diag.evidence.append(row)
+    for cause_leaf in leaves:
+        for text in cause_leaf.remediation:
+            if all(r["step"] != text for r in diag.remediation):
+                diag.remediation.append({"step": text, "owner": cause_leaf.owner})
+        diag.verification += [v for v in cause_leaf.verification if v not in diag.verification]
+    return diag

@@ -1,0 +1,186 @@
+"""YAML with exact locations: compose nodes with a SafeLoader subclass, keep line/column.
+
+Nothing here constructs Python objects from tags: a scalar keeps its text and resolved tag,
+so `yes:`/`no:` stay the strings they look like, and no tag can run code. Duplicate keys,
+which yaml silently overwrites, are errors. Aliases are followed with a size bound (no
+"billion laughs"), merge keys are not supported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from .model import Location
+
+MAX_NODES = 200_000
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+
+
+class LocatedLoader(yaml.SafeLoader):
+    """A SafeLoader used only to compose: every node carries start/end marks."""
+
+
+@dataclass
+class YNode:
+    loc: Location  # where the value starts
+    key_loc: Location  # where the key naming it stands (the value's own loc at the top)
+
+
+@dataclass
+class YScalar(YNode):
+    text: str = ""
+    tag: str = ""
+    style: str | None = None
+    start: int = 0  # character offsets of the scalar in the source
+    end: int = 0
+
+    @property
+    def is_null(self) -> bool:
+        return self.tag == "tag:yaml.org,2002:null"
+
+
+@dataclass
+class YMap(YNode):
+    entries: dict[str, tuple[YScalar, YNode]] = field(default_factory=dict)
+
+
+@dataclass
+class YSeq(YNode):
+    items: list[YNode] = field(default_factory=list)
+
+
+def describe(node: YNode | None) -> str:
+    """What a value is, for 'expected X, got Y' messages."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, YMap):
+        return "a mapping"
+    if isinstance(node, YSeq):
+        return "a list"
+    if isinstance(node, YScalar) and node.is_null:
+        return "nothing"
+    return "text"
+
+
+def parse_yaml(text: str, filename: str) -> YNode | None:
+    """Compose `text` into located nodes; None for an empty document. Raises RunbookError."""
+    loader = LocatedLoader(text)
+    try:
+        root = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, filename) from None
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "unreadable YAML"
+        raise Location(filename, 1, 1, "<document>").error(f"YAML syntax error: {first}") from None
+    finally:
+        loader.dispose()
+    if root is None:
+        return None
+    return _Converter(filename).convert(root, "<document>", None)
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, filename: str):
+    from ..errors import RunbookError
+
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    problem = " ".join((exc.problem or "invalid YAML").split())
+    context = " ".join((exc.context or "").split())
+    detail = f"{problem} ({context})" if context else problem
+    return RunbookError(f"{filename}:{line}:{col}: YAML syntax error: {detail}")
+
+
+class _Converter:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.count = 0
+        self.active: set[int] = set()  # ids of nodes being converted (recursive aliases)
+
+    def loc(self, node: yaml.Node, path: str) -> Location:
+        return Location(self.filename, node.start_mark.line + 1, node.start_mark.column + 1, path)
+
+    def convert(self, node: yaml.Node, path: str, key_loc: Location | None) -> YNode:
+        here = self.loc(node, path)
+        key_loc = key_loc or here
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise here.error("document too large (too many nodes, or aliases expanding)")
+        if node.tag not in _PLAIN_TAGS:
+            shown = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise here.error(f"unsupported YAML tag '{shown}'")
+        if isinstance(node, yaml.ScalarNode):
+            return YScalar(here, key_loc, node.value, node.tag, node.style, node.start_mark.index, node.end_mark.index)
+        if id(node) in self.active:
+            raise here.error("recursive alias")
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                items = [self.convert(item, f"{path}[{i}]", None) for i, item in enumerate(node.value)]
+                return YSeq(here, key_loc, items)
+            return self.mapping(node, path, here, key_loc)
+        finally:
+            self.active.discard(id(node))
+
+    def mapping(self, node: yaml.MappingNode, path: str, here: Location, key_loc: Location) -> YMap:
+        out = YMap(here, key_loc)
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.loc(key_node, path).error("a key must be a plain name, not a mapping or list")
+            key = key_node.value
+            child = key if path == "<document>" else f"{path}.{key}"
+            kloc = self.loc(key_node, child)
+            if key == "<<":
+                raise kloc.error("merge keys ('<<') are not supported")
+            if key in out.entries:
+                first = out.entries[key][0].loc.line
+                raise kloc.error(f"duplicate key '{key}' (first at line {first})")
+            key_scalar = YScalar(kloc, kloc, key, key_node.tag, key_node.style, key_node.start_mark.index, key_node.end_mark.index)
+            out.entries[key] = (key_scalar, self.convert(value_node, child, kloc))
+        return out
+
+
+def position_in_scalar(source: str, scalar: YScalar, offset: int) -> tuple[int, int] | None:
+    """The 1-based (line, col) in `source` of character `offset` of the scalar's value.
+
+    Walks the scalar's source text and its value side by side (folded newlines, indentation
+    and block headers skipped). None when they cannot be aligned (escapes): the caller then
+    falls back to the scalar's start.
+    """
+    value, style = scalar.text, scalar.style
+    begin, end = scalar.start, scalar.end
+    if style in ("|", ">"):
+        newline = source.find("\n", begin, end)
+        if newline < 0:
+            return None
+        begin = newline + 1
+    elif style in ("'", '"'):
+        begin, end = begin + 1, end - 1
+    i, j = begin, 0
+    offset = max(0, min(offset, len(value)))
+    while j < offset:
+        if i >= end:
+            return None
+        s, v = source[i], value[j]
+        if s == v or (v == " " and s == "\n"):
+            i, j = i + 1, j + 1
+        elif s in " \t\r\n" or (style == "'" and s == "'"):
+            i += 1  # indentation, a folded line break, the second quote of ''
+        else:
+            return None
+    if j < len(value):  # land on the character itself, not on indentation before it
+        while i < end and source[i] != value[j] and (source[i] in " \t\r\n" or (style == "'" and source[i] == "'")):
+            i += 1
+    line = source.count("\n", 0, i) + 1
+    col = i - (source.rfind("\n", 0, i) + 1) + 1
+    return line, col

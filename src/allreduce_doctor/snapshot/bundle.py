@@ -1,0 +1,285 @@
+"""Reading a bundle that trusts nothing (the format is in names.py).
+
+Reading refuses, with one line naming the bundle and the problem: names that leave the
+root, links, devices and FIFOs, members over MAX_MEMBER_BYTES, bundles over MAX_TOTAL_BYTES,
+damaged archives and manifests. An archive is read into memory once; a directory lazily,
+every member checked (no link on the way, a regular file, under the root) as it is read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+import tarfile
+import threading
+import zlib
+from pathlib import Path
+
+from allreduce_doctor.errors import BundleError
+from allreduce_doctor.snapshot import schema
+from allreduce_doctor.snapshot.names import DAMAGED, INDEX, MANIFEST, WHAT_TO_GIVE, is_archive_name, shown
+
+MAX_MEMBER_BYTES = 16 << 20
+MAX_TOTAL_BYTES = 512 << 20
+
+
+def _mib(size: int) -> str:
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
+
+
+# --- opening ------------------------------------------------------------------------------
+def open_bundle(path: str | os.PathLike) -> Bundle:
+    """Open a bundle directory or .tar.gz; manifest.json and index.json are read and checked."""
+    label = str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise BundleError(f"{label}: no such file or directory; {WHAT_TO_GIVE}") from None
+    except OSError as err:
+        raise BundleError(f"{label}: cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return DirectoryBundle(Path(path), label)
+    if stat.S_ISREG(st.st_mode) and (is_archive_name(path) or _looks_gzip(path, label)):
+        return ArchiveBundle(Path(path), label)
+    raise BundleError(f"{label}: neither a directory nor a .tar.gz archive; {WHAT_TO_GIVE}")
+
+
+def _looks_gzip(path: str | os.PathLike, label: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError as err:
+        raise BundleError(f"{label}: cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
+
+
+class Bundle:
+    """What both kinds share: the checked manifest and index, text and JSON of members."""
+
+    def __init__(self, path: Path, label: str) -> None:
+        self.path = path
+        self.label = label
+        self.manifest = schema.check_manifest(label, self.load_json(MANIFEST, required=True))
+        self.index = schema.check_index(label, self.load_json(INDEX))
+
+    def fail(self, problem: str) -> BundleError:
+        return BundleError(f"{self.label}: {problem}")
+
+    def member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def text(self, name: str) -> str | None:
+        data = self.member(name)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def load_json(self, name: str, required: bool = False) -> object | None:
+        data = self.member(name)
+        if data is None:
+            if required:
+                raise self.fail(f"no {name}; this is not an allreduce-doctor bundle")
+            return None
+        try:
+            return json.loads(data.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as err:
+            detail = f"line {err.lineno} column {err.colno}: {err.msg}"
+        except (ValueError, RecursionError) as err:
+            detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise self.fail(f"{name} is not valid JSON ({detail}); {DAMAGED}")
+
+    def _refuse_kind(self, name: str, kind: str) -> BundleError:
+        return self.fail(f"member {shown(name)} is a {kind}, not a regular file; refusing to read it")
+
+    def _refuse_size(self, name: str, size: int) -> BundleError:
+        return self.fail(
+            f"member {shown(name)} is {size} bytes, over the {_mib(MAX_MEMBER_BYTES)} limit "
+            "for one member; refusing to read it"
+        )
+
+    def _refuse_total(self) -> BundleError:
+        return self.fail(
+            f"members total over the {_mib(MAX_TOTAL_BYTES)} limit for a bundle; refusing to read it"
+        )
+
+    def _refuse_escape(self, name: str) -> BundleError:
+        return self.fail(f"member {shown(name)} escapes the bundle; refusing to read it")
+
+
+_MODE_KINDS = (
+    (stat.S_ISLNK, "symbolic link"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+class DirectoryBundle(Bundle):
+    """A bundle directory, read lazily: each member checked as it is first read, then cached."""
+
+    def __init__(self, path: Path, label: str) -> None:
+        self._root = os.path.realpath(path)
+        self._lock = threading.Lock()
+        self._cache: dict[str, bytes | None] = {}
+        self._total = 0
+        super().__init__(path, label)
+
+    def member(self, name: str) -> bytes | None:
+        with self._lock:
+            if name in self._cache:
+                return self._cache[name]
+            data = self._read(name)
+            if data is not None:
+                self._total += len(data)
+                if self._total > MAX_TOTAL_BYTES:
+                    raise self._refuse_total()
+            self._cache[name] = data
+            return data
+
+    def _read(self, name: str) -> bytes | None:
+        parts = name.split("/")
+        if name.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\x00" in name:
+            raise self._refuse_escape(name)
+        current = self._root
+        for i, part in enumerate(parts):
+            current = os.path.join(current, part)
+            try:
+                st = os.lstat(current)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except OSError as err:
+                raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions")
+            shown_name = "/".join(parts[: i + 1])
+            for test, kind in _MODE_KINDS:
+                if test(st.st_mode):
+                    raise self._refuse_kind(shown_name, kind)
+            if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
+                return None  # a file where a folder would be: that member is not there
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise self._refuse_kind(name, "special file")
+        if st.st_size > MAX_MEMBER_BYTES:
+            raise self._refuse_size(name, st.st_size)
+        real = os.path.realpath(current)
+        if os.path.commonpath([real, self._root]) != self._root:
+            raise self._refuse_escape(name)
+        return self._read_regular(name, current)
+
+    def _read_regular(self, name: str, path: str) -> bytes:
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError as err:
+            raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions")
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the lstat
+                raise self._refuse_kind(name, "special file")
+            data = fh.read(MAX_MEMBER_BYTES + 1)
+        if len(data) > MAX_MEMBER_BYTES:
+            raise self._refuse_size(name, len(data))
+        return data
+
+
+class _Bounded:
+    """A reader over the decompressed stream that refuses to yield more than `limit` bytes."""
+
+    def __init__(self, inner, limit: int, refuse) -> None:
+        self._inner, self._left, self._refuse = inner, limit, refuse
+
+    def read(self, size: int = -1) -> bytes:
+        want = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
+        data = self._inner.read(want)
+        self._left -= len(data)
+        if self._left < 0:
+            raise self._refuse()
+        return data
+
+
+_SLACK = 16 << 20  # tar headers, padding and directory entries on top of member data
+
+
+class ArchiveBundle(Bundle):
+    """A .tar.gz bundle: every regular member read into memory once, bounded."""
+
+    def __init__(self, path: Path, label: str) -> None:
+        self._members = self._load(path, label)
+        super().__init__(path, label)
+
+    def member(self, name: str) -> bytes | None:
+        return self._members.get(name)
+
+    def _load(self, path: Path, label: str) -> dict[str, bytes]:
+        self.label = label
+        try:
+            raw = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as err:
+            raise self.fail(f"cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
+        try:
+            with raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                stream = _Bounded(gz, MAX_TOTAL_BYTES + _SLACK, self._refuse_total)
+                members = self._read_members(stream)
+                while stream.read(1 << 20):  # to the end: gzip checks its CRC and length there
+                    pass
+        except BundleError:
+            raise
+        except (tarfile.TarError, zlib.error, EOFError, OSError, ValueError, UnicodeError, OverflowError) as err:
+            detail = " ".join(str(err).split())[:200] or type(err).__name__
+            raise self.fail(f"truncated or corrupt archive ({detail}); collect the snapshot again") from None
+        return _strip_single_top(members)
+
+    def _read_members(self, stream: _Bounded) -> dict[str, bytes]:
+        members: dict[str, bytes] = {}
+        total = 0
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for info in tar:
+                name = self._member_name(info.name)
+                if info.isdir():
+                    continue
+                if not info.isreg():
+                    raise self._refuse_kind(name or info.name, _tar_kind(info))
+                if info.size > MAX_MEMBER_BYTES:
+                    raise self._refuse_size(name, info.size)
+                total += info.size
+                if total > MAX_TOTAL_BYTES:
+                    raise self._refuse_total()
+                if name in members:
+                    raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")
+                fh = tar.extractfile(info)
+                data = fh.read() if fh is not None else b""
+                if len(data) != info.size:
+                    raise tarfile.ReadError("unexpected end of data")
+                members[name] = data
+        return members
+
+    def _member_name(self, raw: str) -> str:
+        parts = [p for p in raw.split("/") if p not in ("", ".")]
+        if raw.startswith("/") or ".." in parts:
+            raise self._refuse_escape(raw)
+        return "/".join(parts)
+
+
+def _tar_kind(info: tarfile.TarInfo) -> str:
+    if info.issym():
+        return "symbolic link"
+    if info.islnk():
+        return "hard link"
+    if info.ischr():
+        return "character device"
+    if info.isblk():
+        return "block device"
+    if info.isfifo():
+        return "FIFO"
+    return f"special member (tar type {info.type!r})"
+
+
+def _strip_single_top(members: dict[str, bytes]) -> dict[str, bytes]:
+    """Accept an archive of the bundle folder itself (one top folder holding manifest.json)."""
+    if MANIFEST in members or not members:
+        return members
+    tops = {name.split("/", 1)[0] for name in members}
+    if len(tops) == 1:
+        top = tops.pop() + "/"
+        if top + MANIFEST in members:
+            return {name[len(top) :]: data for name, data in members.items() if name.startswith(top)}
+    return members
