@@ -1,0 +1,70 @@
+"""Kernel-side evidence: /proc/cmdline (IOMMU mode) and dmesg / syslog lines classified
+into the events that explain a slow all-reduce."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from allreduce_doctor.parsers import parser
+from allreduce_doctor.parsers._util import lines, require
+
+_IOMMU_KEYS = ("iommu", "intel_iommu", "amd_iommu")
+
+
+def _iommu(args: dict) -> tuple[str | None, bool]:
+    """pt when passthrough is asked for (iommu=pt or iommu.passthrough=1), else off/on from
+    iommu=, intel_iommu=, amd_iommu= (comma lists like 'on,sm_on'), else None."""
+    words = set()
+    for key in _IOMMU_KEYS:
+        value = args.get(key)
+        if isinstance(value, str):
+            words.update(w.strip().lower() for w in value.split(","))
+    passthrough = "pt" in words or str(args.get("iommu.passthrough", "")).strip() in ("1", "y", "on")
+    if passthrough:
+        return "pt", True
+    if "off" in words:
+        return "off", False
+    if words & {"on", "force", "sm_on"}:
+        return "on", False
+    return None, False
+
+
+@parser("proc_cmdline")
+def parse_proc_cmdline(text: str) -> dict:
+    """Flags without '=' map to True; a repeated key keeps its last value (as the kernel does
+    for most parameters)."""
+    require(text, "the contents of /proc/cmdline")
+    try:
+        tokens = shlex.split(text)
+    except ValueError:  # unbalanced quote: fall back to plain words
+        tokens = text.split()
+    args: dict = {}
+    for token in tokens:
+        key, sep, value = token.partition("=")
+        if key:
+            args[key] = value if sep else True
+    mode, passthrough = _iommu(args)
+    return {"args": args, "iommu": mode, "iommu_passthrough": passthrough}
+
+
+# Order matters: the first pattern that matches names the line.
+_KINDS = (
+    # kernel pcie_print_link_status(): '... available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at ...'
+    ("pcie_bandwidth_limited", re.compile(r"bandwidth\b.*\blimited\b", re.I)),
+    # the same line without 'limited': the trained link, informational
+    ("pcie_bandwidth", re.compile(r"available PCIe bandwidth", re.I)),
+    ("peermem_error", re.compile(r"(nvidia[-_]peermem|nv_peer_mem).*\b(error|fail\w*|invalid|unable)\b", re.I)),
+    ("link_flap", re.compile(r"\b(lost carrier|gained carrier|link (is )?down|link (is )?up)\b", re.I)),
+)
+
+
+@parser("dmesg_lines")
+def parse_dmesg_lines(text: str) -> list[dict]:
+    """Every non-blank line as {"text", "kind"}; kind is one of pcie_bandwidth_limited,
+    pcie_bandwidth, peermem_error, link_flap or other. Empty input gives []."""
+    out = []
+    for line in lines(text):
+        kind = next((name for name, rx in _KINDS if rx.search(line)), "other")
+        out.append({"text": line.strip(), "kind": kind})
+    return out

@@ -1,0 +1,86 @@
+"""`lspci -vvv` (pciutils): per device the NUMA node, driver, PCIe link capability and
+status, and the ACS control bits that decide whether GPU<->NIC P2P is redirected.
+
+Non-root runs print `Capabilities: <access denied>`; then the link and ACS fields are
+unknown (None), never "fine".
+"""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.parsers import parser
+from allreduce_doctor.parsers._util import NUM, fail, lines, require
+
+_DEV_RE = re.compile(
+    r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(\S.*)$", re.ASCII
+)
+_NUMA_RE = re.compile(r"^\s*NUMA node\s*:\s*(-?[0-9]{1,6})\s*$", re.ASCII)
+_DRIVER_RE = re.compile(r"^\s*Kernel driver in use\s*:\s*(\S+)")
+_LNKCAP_RE = re.compile(rf"^\s*LnkCap\s*:.*?Speed\s+(?:({NUM})GT/s|\S+)\s*,\s*Width\s+x([0-9]{{1,9}})", re.ASCII)
+_LNKSTA_RE = re.compile(
+    rf"^\s*LnkSta\s*:\s*Speed\s+(?:({NUM})GT/s|\S+)\s*(?:\((\w+)\))?\s*,\s*Width\s+x([0-9]{{1,9}})\s*(?:\((\w+)\))?",
+    re.ASCII,
+)
+_ACSCTL_RE = re.compile(r"^\s*ACSCtl\s*:\s*(.*)$")
+
+
+def _speed(raw: str | None) -> float | None:
+    return float(raw) if raw else None
+
+
+def _new(bdf: str, name: str) -> dict:
+    if bdf.count(":") == 1:  # lspci without -D omits the PCI domain
+        bdf = "0000:" + bdf
+    return {
+        "bdf": bdf.lower(),
+        "name": name.strip(),
+        "numa_node": None,
+        "driver": None,
+        "lnkcap": None,
+        "lnksta": None,
+        "acs_ctl": None,
+        "acs_redirect": False,
+        "access_denied": False,
+    }
+
+
+def _field(dev: dict, line: str) -> None:
+    if (m := _NUMA_RE.match(line)) is not None:
+        dev["numa_node"] = int(m.group(1))
+    elif (m := _DRIVER_RE.match(line)) is not None:
+        dev["driver"] = m.group(1)
+    elif (m := _LNKCAP_RE.match(line)) is not None:
+        dev["lnkcap"] = {"speed_gts": _speed(m.group(1)), "width": int(m.group(2))}
+    elif (m := _LNKSTA_RE.match(line)) is not None:
+        dev["lnksta"] = {
+            "speed_gts": _speed(m.group(1)),
+            "width": int(m.group(3)),
+            "speed_note": m.group(2),
+            "width_note": m.group(4),
+        }
+    elif (m := _ACSCTL_RE.match(line)) is not None:
+        flags = {t[:-1]: t[-1] == "+" for t in m.group(1).split() if len(t) > 1 and t[-1] in "+-"}
+        dev["acs_ctl"] = flags
+        dev["acs_redirect"] = bool(flags.get("ReqRedir") or flags.get("CmpltRedir"))
+    elif "<access denied>" in line:
+        dev["access_denied"] = True
+
+
+@parser("lspci_vvv")
+def parse_lspci_vvv(text: str) -> list[dict]:
+    what = "lspci -vvv output (device lines like '1a:00.0 Ethernet controller: ...')"
+    require(text, what)
+    devices: list[dict] = []
+    for line in lines(text):
+        m = _DEV_RE.match(line)
+        if m:
+            devices.append(_new(m.group(1), m.group(2)))
+        elif devices:
+            _field(devices[-1], line)
+    if not devices:
+        raise fail(what, text)
+    for dev in devices:
+        if dev["access_denied"] and dev["acs_ctl"] is None:
+            dev["acs_redirect"] = None  # unknown: config space beyond 64 bytes needs root
+    return devices
