@@ -73,24 +73,33 @@ def _verdict_line(d: dict) -> str:
     return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
 
 
+def _step_mark(step: dict, deciding: set[str]) -> str:
+    if step.get("node") in deciding:
+        return "FAIL"
+    return {"unknown": " ?? "}.get(step.get("outcome"), " ok ")
+
+
 def render_text(d: dict) -> str:
+    """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
     out = [_headline(d), "", _verdict_line(d)]
     rc = d.get("root_cause") or d.get("healthy") or {}
     if rc.get("title"):
         out.append(f"  {rc['title']}")
     if rc.get("summary"):
         out.append(f"  {' '.join(rc['summary'].split())}")
+    deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["", "Decision path:"]
-    marks = {"yes": "*", "no": "*", "unknown": "?"}
     for step in d.get("path", []):
-        mark = marks.get(step.get("outcome"), "*")
-        out.append(f"  {mark} {step.get('title') or step['node']}")
-        out.append(f"      -> {step.get('outcome')}: {step.get('means', '')}")
-        if step.get("value") not in (None, "", [], {}):
-            out.append(f"      value: {short(step['value'])}")
-    if d.get("evidence"):
+        # Titles state the healthy expectation; the outcome's meaning says what was found.
+        out.append(f"  [{_step_mark(step, deciding)}] {step.get('title') or step['node']}")
+        if step.get("node") in deciding or step.get("outcome") not in ("yes", "no"):
+            out.append(f"         -> {step.get('means', '')}")
+            if step.get("value") not in (None, "", [], {}):
+                out.append(f"         value: {short(step['value'])}")
+    rows = [r for r in d.get("evidence", []) if r.get("node") in deciding]
+    if rows:
         out += ["", "Evidence:"]
-        for row in d["evidence"]:
+        for row in rows:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
             out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
             out.append(f"      [{row.get('status')}] {_source(row.get('source'))}")
@@ -111,6 +120,7 @@ def render_text(d: dict) -> str:
     if d.get("inconclusive"):
         out += ["", "Inconclusive (missing evidence is never counted as healthy):"]
         out += [f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]]
+    out += ["", "Full evidence for every step: --format json (or markdown)."]
     return "\n".join(out) + "\n"
 
 

@@ -248,7 +248,7 @@ def gid_choice(inputs: Inputs) -> Observation:
         entries = by_port.get(port["name"], [])
         good = [e for e in entries if e.get("version") == 2 and e.get("kind") in ("ipv4", "global")]
         best = next((e for e in good if e["kind"] == "ipv4"), good[0] if good else None)
-        choice = {"port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
+        choice = {"name": port["name"], "port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
         if pinned is None or str(pinned).strip() in ("", "-1"):
             choice.update(index=None, mode="auto", routable=bool(good), kind=None, version=None)
         else:
