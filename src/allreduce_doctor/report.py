@@ -120,6 +120,9 @@ def render_text(d: dict) -> str:
     if d.get("inconclusive"):
         out += ["", "Inconclusive (missing evidence is never counted as healthy):"]
         out += [f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]]
+    if d.get("unanswered"):
+        out += ["", "Questions (answer with --answer NAME=CHOICE):"]
+        out += [f"  - {q.get('node')}: {q.get('reason')}" for q in d["unanswered"]]
     out += ["", "Full evidence for every step: --format json (or markdown)."]
     return "\n".join(out) + "\n"
 

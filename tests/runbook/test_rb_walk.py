@@ -150,14 +150,15 @@ def test_question_choice_leads_to_its_leaf(example_set):
 def test_question_not_answered_is_unknown(example_set):
     d = walk(example_set, healthy_roce(), {})
     assert d.path[-1].outcome == "unknown" and d.path[-1].value is None
-    assert d.verdict == "inconclusive"
-    assert d.inconclusive == [{"node": "ib.scale", "reason": "not answered: 'validated_scale' is one of two_nodes, full_job"}]
+    assert d.verdict == "healthy"  # an unanswered question is not missing evidence
+    assert d.inconclusive == []
+    assert d.unanswered == [{"node": "ib.scale", "reason": "not answered: 'validated_scale' is one of two_nodes, full_job"}]
 
 
 def test_question_answered_with_an_unlisted_choice_is_unknown(example_set):
     d = walk(example_set, healthy_roce(), {"validated_scale": "whole_cluster"})
     assert d.path[-1].outcome == "unknown" and d.path[-1].value == "whole_cluster"
-    assert d.inconclusive[0]["reason"] == "answer 'whole_cluster' for 'validated_scale' is not one of two_nodes, full_job"
+    assert d.unanswered[0]["reason"] == "answer 'whole_cluster' for 'validated_scale' is not one of two_nodes, full_job"
 
 
 def test_infiniband_path_with_witnesses(example_set):
@@ -210,7 +211,7 @@ def test_diagnosis_round_trips_through_json(example_set):
     data = json.loads(json.dumps(d.to_dict(), allow_nan=False))
     assert set(data) == {
         "verdict", "root_cause", "healthy", "findings", "path", "evidence", "remediation", "verification",
-        "inconclusive", "runbooks",
+        "inconclusive", "unanswered", "runbooks", "context",
     }
     assert set(data["path"][0]) == {"node", "kind", "title", "outcome", "means", "value", "facts"}
     assert set(data["findings"][0]) == {"cause", "title", "severity", "owner", "node", "value"}

@@ -85,6 +85,7 @@ class Diagnosis:
     remediation: list[dict] = field(default_factory=list)  # {step, owner}
     verification: list[str] = field(default_factory=list)
     inconclusive: list[dict] = field(default_factory=list)  # {node, reason}
+    unanswered: list[dict] = field(default_factory=list)  # questions left unknown: {node, reason}
     runbooks: list[str] = field(default_factory=list)
     context: dict = field(default_factory=dict)  # host, source (live/bundle), versions: set by the Session
 
@@ -107,6 +108,7 @@ class Diagnosis:
             remediation=list(data.get("remediation") or []),
             verification=list(data.get("verification") or []),
             inconclusive=list(data.get("inconclusive") or []),
+            unanswered=list(data.get("unanswered") or []),
             runbooks=list(data.get("runbooks") or []),
             context=dict(data.get("context") or {}),
         )

@@ -128,7 +128,10 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
     # An unanswered question is not missing evidence: only checks make a verdict inconclusive.
     inconclusive = [{"node": d.step.node, "reason": d.reason} for d in decisions
                     if d.step.outcome == "unknown" and d.step.kind == "check"]
-    diag = Diagnosis(verdict=FAULT, path=[d.step for d in decisions], inconclusive=inconclusive, runbooks=entered)
+    unanswered = [{"node": d.step.node, "reason": d.reason} for d in decisions
+                  if d.step.outcome == "unknown" and d.step.kind == "question"]
+    diag = Diagnosis(verdict=FAULT, path=[d.step for d in decisions], inconclusive=inconclusive,
+                     unanswered=unanswered, runbooks=entered)
     leaves: list[CauseLeaf] = []
     if isinstance(leaf, CauseLeaf):
         diag.root_cause = {"id": leaf.cause, "title": leaf.title, "severity": leaf.severity, "owner": leaf.owner,
