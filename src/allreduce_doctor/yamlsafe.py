@@ -28,7 +28,11 @@ class DuplicateKey(Exception):
         self.key, self.line, self.col = key, line, col
 
 
-class LocatingLoader(yaml.SafeLoader):
+# libyaml's parser when available (same nodes and marks, much faster); SafeLoader's constructors.
+_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LocatingLoader(_SafeBase):
     def construct_mapping(self, node, deep=False):  # noqa: D401 - yaml API
         seen: dict = {}
         for key_node, _ in node.value:
@@ -60,6 +64,10 @@ def load_located(text: str, filename: str, error_cls: type[Exception]):
     except DuplicateKey as dup:
         raise error_cls(f"{filename}:{dup.line}:{dup.col}: duplicate key '{dup.key}'") from None
     except yaml.MarkedYAMLError as err:
+        try:  # libyaml words errors differently: the pure-Python parser's message is the stable one
+            yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as pure:
+            err = pure
         mark = err.problem_mark or err.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         raise error_cls(f"{filename}:{line}:{col}: invalid YAML: {err.problem or err.context}") from None

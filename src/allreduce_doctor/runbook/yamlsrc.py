@@ -27,7 +27,12 @@ _PLAIN_TAGS = {
 }
 
 
-class LocatedLoader(yaml.SafeLoader):
+# libyaml's parser (when PyYAML was built with it) composes the same nodes with the same marks,
+# several times faster; construction stays SafeLoader's.
+_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LocatedLoader(_SafeBase):
     """A SafeLoader used only to compose: every node carries start/end marks."""
 
 
@@ -79,7 +84,7 @@ def parse_yaml(text: str, filename: str) -> YNode | None:
     try:
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, filename) from None
+        raise _syntax_error(_canonical_error(text, exc), filename) from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "unreadable YAML"
         raise Location(filename, 1, 1, "<document>").error(f"YAML syntax error: {first}") from None
@@ -88,6 +93,17 @@ def parse_yaml(text: str, filename: str) -> YNode | None:
     if root is None:
         return None
     return _Converter(filename).convert(root, "<document>", None)
+
+
+def _canonical_error(text: str, exc: yaml.MarkedYAMLError) -> yaml.MarkedYAMLError:
+    """libyaml words errors differently; re-parse with the pure-Python parser for stable messages."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as pure:
+        return pure
+    except yaml.YAMLError:
+        pass
+    return exc
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, filename: str):
