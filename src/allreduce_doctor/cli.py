@@ -14,7 +14,14 @@ EXIT_FAULT = 1
 EXIT_BAD_INPUT = 2  # also argparse's usage-error code
 EXIT_INCONCLUSIVE = 3
 EXIT_INTERNAL = 70
-COMMANDS = ("diagnose", "collect", "probes", "runbook")
+# Commands that live in their own package: module with add_parser(subparsers) and run(args) -> int.
+# Those modules import only argparse-level code, so --help stays fast.
+PLUGIN_COMMANDS = {
+    "export": "allreduce_doctor.export.command",
+    "fleet": "allreduce_doctor.fleet.command",
+    "watch": "allreduce_doctor.tui.command",
+}
+COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
 
 
 def _diagnose_args(p: argparse.ArgumentParser) -> None:
@@ -27,6 +34,22 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
                    help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="seconds between the two counter samples (default 1)")
+    p.add_argument("--evidence", action="append", default=[], metavar="FILE",
+                   help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
+                   "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")
+    p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
+    p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
+
+
+def _plugin(name: str):
+    import importlib
+
+    try:
+        return importlib.import_module(PLUGIN_COMMANDS[name])
+    except ModuleNotFoundError as err:
+        if err.name and PLUGIN_COMMANDS[name].startswith(err.name):
+            return None  # that feature is not built yet
+        raise
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,17 +84,25 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--format", choices=("dot", "mermaid"), default="mermaid")
     graph.add_argument("--runbook", metavar="ID", help="only this runbook (default: all)")
     graph.add_argument("files", nargs="*", metavar="FILE")
+    for name in PLUGIN_COMMANDS:
+        module = _plugin(name)
+        if module is not None:
+            module.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    implicit = not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"))
+    if implicit:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
     args = build_parser().parse_args(argv)
+    args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
     from allreduce_doctor.errors import DoctorError
 
     try:
+        if args.command in PLUGIN_COMMANDS:
+            return _plugin(args.command).run(args)
         from allreduce_doctor import commands
 
         return getattr(commands, f"cmd_{args.command}")(args)
@@ -84,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as err:  # noqa: BLE001 - the one place a bug becomes a message, not a traceback
+        import os
+
+        if os.environ.get("ALLREDUCE_DOCTOR_DEBUG"):
+            raise
         print(f"allreduce-doctor: internal error: {type(err).__name__}: {err} "
               "(this is a bug; please report it with the command you ran)", file=sys.stderr)
         return EXIT_INTERNAL

@@ -44,21 +44,65 @@ def _write(text: str, output: str | None) -> None:
         raise DoctorError(f"cannot write {output}: {err.strerror or err}") from None
 
 
-def cmd_diagnose(args) -> int:
+def _evidence(paths: list[str]):
+    """Observations from pasted text (the evidence package), or ([], None) without --evidence."""
+    if not paths:
+        return [], None
+    from allreduce_doctor.evidence import load_evidence
+
+    result = load_evidence(paths)
+    return result.observations, result.report
+
+
+def build_session(args, interactive: bool = False):
+    """The Session a diagnose command describes (also used by the terminal UI)."""
     from allreduce_doctor.progress import stderr_progress
-    from allreduce_doctor.report import render
     from allreduce_doctor.session import Session
 
     if args.interval < 0 or args.interval > 600:
         raise DoctorError(f"--interval {args.interval:g}: expected 0 to 600 seconds")
-    host = _open_host(args.snapshot)
+    observations, report = _evidence(args.evidence)
+    if args.evidence and not args.snapshot and not args.live:
+        from allreduce_doctor.hosts.empty import EmptyHost
+
+        host = EmptyHost()  # a ticket's pasted text, diagnosed on a laptop: no node to read
+    else:
+        host = _open_host(args.snapshot)
+    progress = stderr_progress() if host.kind == "live" and not interactive else None
     session = Session(host, fabric=args.fabric, interval=args.interval, answers=_parse_answers(args.answer),
-                      progress=stderr_progress() if not args.snapshot else None)
-    diagnosis = session.diagnose()
-    data = diagnosis.to_dict()
+                      progress=progress, extra_observations=observations)
+    session.evidence_report = report
+    session.bundle = args.snapshot
+    return session
+
+
+def _wants_tui(args) -> bool:
+    return getattr(args, "implicit_diagnose", False) and args.format is None and not args.output and sys.stdout.isatty() \
+        and sys.stdin.isatty() and not args.export
+
+
+def cmd_diagnose(args) -> int:
+    from allreduce_doctor.report import render
+
+    if _wants_tui(args):
+        try:
+            from allreduce_doctor.tui.app import run_app
+        except ModuleNotFoundError:
+            run_app = None
+        if run_app is not None:
+            return run_app(args)
+    session = build_session(args)
+    data = session.diagnose().to_dict()
     if args.snapshot:
         data.setdefault("context", {})["bundle"] = args.snapshot
-    _write(render(data, args.format or "text"), args.output)
+    if session.evidence_report is not None:
+        data["evidence_used"] = session.evidence_report
+    if args.export:  # diagnose and write the ticket document in one step
+        from allreduce_doctor.export import render_export
+
+        _write(render_export(data, args.export), args.output)
+    else:
+        _write(render(data, args.format or "text"), args.output)
     return VERDICT_EXIT.get(data.get("verdict"), EXIT_INCONCLUSIVE)
 
 
@@ -78,7 +122,7 @@ def cmd_probes(args) -> int:
     catalogue = load_probe_catalogue()
     rows = []
     for spec in catalogue.probes.values():
-        if spec.kind == "derive":
+        if spec.kind in ("derive", "evidence"):
             continue
         timeout = f"{spec.timeout:g}s" if spec.kind == "command" else "-"
         each = f" (each {spec.foreach})" if spec.foreach else ""

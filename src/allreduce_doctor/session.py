@@ -45,7 +45,10 @@ class Session:
     def observe(self) -> Observations:
         """Run the probes the walk can need: the trunk's and the node's fabric branch's."""
         runner = ProbeRunner(self.catalogue, self.host, self.interval, self.progress)
-        first = runner.run({"node.fabric"})
+        given = Observations()
+        for obs in self.extra_observations:  # pasted evidence: decides like any observation
+            given.add(obs)
+        first = runner.run({"node.fabric"}, known=given)
         fabric_obs = first.get("node.fabric")
         if self.fabric != "auto":
             forced = dict(fabric_obs.value or {}, fabric=self.fabric)
@@ -55,8 +58,6 @@ class Session:
         wanted = self.facts_for(fabric)
         rest = runner.run(wanted - set(first.facts), known=first)
         for obs in first.values():
-            rest.add(obs)
-        for obs in self.extra_observations:
             rest.add(obs)
         self.observations = rest
         return rest

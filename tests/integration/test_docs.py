@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from allreduce_doctor.cli import COMMANDS
+from allreduce_doctor.cli import COMMANDS, build_parser
 from allreduce_doctor.runbook import load_runbook_text
 from allreduce_doctor.session import load_probe_catalogue
 
@@ -23,7 +23,10 @@ def test_annotated_runbook_example_loads():
 
 def test_every_command_is_in_the_readme():
     readme = (ROOT / "README.md").read_text()
-    for command in COMMANDS:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) <= set(COMMANDS)
+    for command in sub.choices:
         assert f"allreduce-doctor {command}" in readme, command
 
 

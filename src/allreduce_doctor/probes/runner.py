@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from allreduce_doctor.hosts.base import Host
-from allreduce_doctor.observations import ERROR, OK, Observation, Observations
+from allreduce_doctor.observations import ERROR, MISSING, OK, Observation, Observations
 from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
 from allreduce_doctor.probes.derive import DERIVATIONS
@@ -51,7 +51,8 @@ class ProbeRunner:
     def run(self, facts: set[str] | None = None, known: Observations | None = None) -> Observations:
         """Observe `facts` (all when None); facts already in `known` are not probed again."""
         specs = plan(self.catalogue, facts)
-        direct = [s for s in specs if s.kind not in ("derive",)]
+        direct = [s for s in specs if s.kind not in ("derive", "evidence")]
+        evidence = [s for s in specs if s.kind == "evidence"]
         derived = [s for s in specs if s.kind == "derive"]
         result = Observations()
         if known is not None:
@@ -59,6 +60,9 @@ class ProbeRunner:
             derived = [s for s in derived if s.provides not in known]
             for obs in known.values():
                 result.add(obs)
+        for spec in evidence:  # facts only pasted evidence provides (diagnose --evidence FILE)
+            if spec.provides not in result:
+                result.add(Observation(spec.provides, None, MISSING, "", "no evidence given (diagnose --evidence FILE)", spec.id))
         first: dict[str, list] = {}
         for spec, obs, outcomes in self._parallel(direct):
             result.add(obs)

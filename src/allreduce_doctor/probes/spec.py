@@ -16,7 +16,7 @@ from pathlib import Path
 from allreduce_doctor.errors import ProbeSpecError
 from allreduce_doctor.yamlsafe import Located, load_located
 
-KINDS = ("file", "files", "glob", "command", "exists", "builtin", "derive")
+KINDS = ("file", "files", "glob", "command", "exists", "builtin", "derive", "evidence")
 PROBE_KEYS = frozenset(
     {"id", "title", "provides", "foreach", "parser", "timeout", "requires", "root", "sampled", "skip", "from", *KINDS}
 )
@@ -200,6 +200,8 @@ def _load_probe(filename: str, node, parsers: set[str], builtins: set[str], deri
         spec.builtin = str(value)
         if spec.builtin not in builtins:
             raise _err(filename, node, f"probe '{pid}': unknown builtin '{value}'{_suggest(value, builtins)}", kind)
+    elif kind == "evidence":
+        spec.builtin = str(value)  # the recognizer that produces it from pasted text; never run on a host
     elif kind == "derive":
         spec.builtin = str(value)
         if spec.builtin not in derivations:
