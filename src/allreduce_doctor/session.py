@@ -46,6 +46,8 @@ class Session:
         """Run the probes the walk can need: the trunk's and the node's fabric branch's."""
         runner = ProbeRunner(self.catalogue, self.host, self.interval, self.progress)
         given = Observations()
+        # Operator answers are evidence too: checks can read values (e.g. a measured busbw).
+        given.add(Observation("operator.answers", dict(self.answers), OK, "--answer", "", "operator_answers"))
         for obs in self.extra_observations:  # pasted evidence: decides like any observation
             given.add(obs)
         first = runner.run({"node.fabric"}, known=given)
@@ -72,7 +74,9 @@ class Session:
 
         if not self.observations.facts:
             self.observe()
-        diagnosis = walk(self.runbooks, self.observations, self.answers)
+        fabric = (self.observations.get("node.fabric").value or {}).get("fabric")
+        branch = [BRANCHES[fabric]] if fabric in BRANCHES else []
+        diagnosis = walk(self.runbooks, self.observations, self.answers, also_sweep=branch)
         diagnosis.context = self.context()
         return diagnosis
 

@@ -33,14 +33,16 @@ def fake_host(node: N.Node) -> FakeHost:
     commands = {
         ("ibstat",): T.ibstat(node),
         ("ibv_devinfo", "-v"): T.ibv_devinfo(node),
-        ("nvidia-smi", "topo", "-m"): T.reference("nvidia-smi-topo-m-h100-8gpu-8nic.txt"),
-        ("nvidia-smi", "nvlink", "-s"): T.nvlink_status(node.gpus),
-        ("nvidia-smi", "-q"): T.nvidia_smi_q(node.gpus),
-        ("lspci", "-vvv"): T.lspci_vvv(),
-        ("dmesg",): "[    2.104223] mlx5_core 0000:1a:00.0: firmware version: 28.41.1000\n",
+        ("lspci", "-vvv"): T.lspci_vvv(node.acs_redirect),
+        ("dmesg",): f"[    2.104223] mlx5_core 0000:1a:00.0: firmware version: {node.fw_ver}\n",
     }
+    tools = {"ibstat", "ibv_devinfo", "lspci", "dmesg", "ethtool"}
+    if node.gpus:
+        tools.add("nvidia-smi")
+        commands[("nvidia-smi", "topo", "-m")] = node.topo or T.reference("nvidia-smi-topo-m-h100-8gpu-8nic.txt")
+        commands[("nvidia-smi", "nvlink", "-s")] = T.nvlink_status(node.gpus, node.nvlink_inactive)
+        commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state)
     later = {}
-    tools = {"ibstat", "ibv_devinfo", "nvidia-smi", "lspci", "dmesg", "ethtool"}
     if node.fabric == "roce":
         tools.add("mlnx_qos")
         for i in range(node.ports):
@@ -63,6 +65,9 @@ def record(node: N.Node, out: Path) -> None:
     record_bundle(fake_host(node), str(out), interval=1.0)
 
 
+NO_TC = {"NCCL_IB_TC": None}
+ALL_PORTS = range(8)
+
 SCENARIOS: dict[str, N.Node] = {
     "ib-healthy": N.Node("ib"),
     "roce-healthy": N.Node("roce"),
@@ -74,6 +79,45 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-gid-link-local": N.Node("roce", env={"NCCL_IB_GID_INDEX": "1"}),
     "ib-no-peermem": N.Node("ib", peermem=False),
     "ib-pcie-x8": N.Node("ib", pci_width={6: 8}),
+    # the rest of the cause catalogue
+    "ib-no-sm": N.Node("ib", state={2: ("2: INIT", "5: LinkUp")}),
+    "container-no-devices": N.Node("roce", uverbs=False),
+    "container-no-libibverbs": N.Node("ib", verbs=False, provider=False),
+    "ib-disabled-env": N.Node("ib", env={"NCCL_IB_DISABLE": "1"}),
+    "ib-wrong-hca": N.Node("ib", env={"NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_3"}),
+    "wrong-socket-ifname": N.Node("roce", env={"NCCL_SOCKET_IFNAME": "docker0"}),
+    "ib-acs-redirect": N.Node("ib", acs_redirect=True),
+    "ib-iommu-on": N.Node("ib", cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro intel_iommu=on quiet"),
+    "p2p-disabled-env": N.Node("ib", env={"NCCL_P2P_DISABLE": "1"}),
+    "nvlink-inactive": N.Node("ib", nvlink_inactive={3: [5, 6]}),
+    "fabric-manager-not-ready": N.Node("ib", fabric_state="In Progress"),
+    "nccl-tuning-override": N.Node("roce", env={"NCCL_MAX_NCHANNELS": "2", "NCCL_PROTO": "LL"}),
+    "numa-remote-nics": N.Node("ib", ports=4, topo=T.topo_remote_nics()),
+    "vm-flat-topology": N.Node("ib", dmi=("QEMU", "Standard PC (Q35 + ICH9, 2009)"), topo=T.topo_vm()),
+    "ib-mtu-2048": N.Node("ib", active_mtu="2048 (4)"),
+    "ib-xmit-discards": N.Node("ib", counter_growth={1: {"port_xmit_discards": 12}}),
+    "ib-congestion": N.Node("ib", counter_growth={i: {"port_xmit_wait": 5_200_000} for i in (0, 3, 6)}),
+    "roce-mtu-1500": N.Node("roce", netdev_mtu=1500),
+    "roce-gid-drift": N.Node("roce", gid_extra_ipv6=(7,)),
+    "roce-tc-prio0": N.Node("roce", env=NO_TC, traffic_prio=0),
+    "roce-packet-loss": N.Node("roce", counter_growth={2: {"out_of_sequence": 4812, "packet_seq_err": 311,
+                                                          "local_ack_timeout_err": 9}},
+                               eth_growth={2: {"rx_discards_phy": 5120}}),
+    "roce-pause-storm": N.Node("roce", eth_growth={i: {"tx_pause_storm_warning_events": 2, "rx_prio3_pause": 450_000,
+                                                      "tx_prio3_pause": 380_000} for i in ALL_PORTS}),
+    "roce-congestion": N.Node("roce", counter_growth={i: {"np_cnp_sent": 180_000, "rp_cnp_handled": 175_000,
+                                                         "np_ecn_marked_roce_packets": 190_000} for i in ALL_PORTS}),
+    "roce-at-hardware-limit": N.Node("roce"),
+    # no false alarms
+    "ib-static-high-counters": N.Node("ib", static_counters={"symbol_error": 60_000, "port_rcv_errors": 4_100,
+                                                             "link_error_recovery": 200}),
+    "roce-idle": N.Node("roce", traffic=False),
+    "ib-hdr-200g": N.Node("ib", hca_type="MT4123", fw_ver="20.39.1002", base_rate="200 Gb/sec (4X HDR)"),
+    "no-gpus": N.Node("ib", gpus=0, peermem=False),
+    # several faults at once
+    "multi-ib-disabled-ecn-off": N.Node("roce", env={"NCCL_IB_DISABLE": "1"}, ecn={i: {3: 0} for i in ALL_PORTS}),
+    "multi-degraded-symbol-errors": N.Node("ib", rate={5: "200 Gb/sec (2X NDR)"},
+                                           counter_growth={5: {"symbol_error": 30, "link_error_recovery": 1}}),
 }
 
 

@@ -64,6 +64,23 @@ class Node:
     netdev_mtu: int = 9000
     cmdline: str = "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro iommu=pt quiet"
     hostname: str = "gpu-node-017"
+    hca_type: str = "MT4129"  # ConnectX-7; MT4123 (ConnectX-6) for a 200G HDR node
+    fw_ver: str = "28.41.1000"
+    base_rate: str = "400 Gb/sec (4X NDR)"
+    verbs: bool = True  # libibverbs in the image
+    provider: bool = True  # libmlx5 provider in the image
+    uverbs: bool = True  # /dev/infiniband/uverbs* visible
+    dmi: tuple = ("Supermicro", "SYS-821GE-TNHR")
+    netdevs: tuple = ("lo", "bond0", "docker0")  # other interfaces of the node
+    topo: str | None = None  # an nvidia-smi topo -m text replacing the reference one
+    nvlink_inactive: dict = field(default_factory=dict)  # gpu -> [link numbers]
+    fabric_state: str = "Completed"
+    active_mtu: str = "4096 (5)"  # IB ports (RoCE derives it from the netdev MTU)
+    acs_redirect: bool = False
+    gid_extra_ipv6: tuple = ()  # port indexes with an extra global IPv6 address before the IPv4 one
+    traffic: bool = True  # counters move between the samples (False: an idle node)
+    static_counters: dict = field(default_factory=dict)  # counter -> a high value that does not move
+    traffic_prio: int = 3  # the priority RoCE traffic lands on
 
 
 def _ib_netdev(i: int) -> str:
@@ -89,11 +106,14 @@ def _gid_files(node: Node, i: int, port: str) -> dict:
         return files
     ll = f"fe80:0000:0000:0000:0e42:a1ff:fe5d:4d{i:02x}"
     v4 = f"0000:0000:0000:0000:0000:ffff:0a00:{i + 1:02x}11"
-    for idx, (gid, gtype) in enumerate([(ll, "IB/RoCE v1"), (ll, "RoCE v2"), (v4, "IB/RoCE v1"), (v4, "RoCE v2")]):
+    v6 = f"fd00:0000:0000:0010:0e42:a1ff:fe5d:4d{i:02x}"
+    addrs = [ll, v6, v4] if i in node.gid_extra_ipv6 else [ll, v4]
+    table = [(a, t) for a in addrs for t in ("IB/RoCE v1", "RoCE v2")]
+    for idx, (gid, gtype) in enumerate(table):
         files[f"{port}/gids/{idx}"] = gid
         files[f"{port}/gid_attrs/types/{idx}"] = gtype
         files[f"{port}/gid_attrs/ndevs/{idx}"] = _eth_netdev(i)
-    for idx in range(4, 8):
+    for idx in range(len(table), 8):
         files[f"{port}/gids/{idx}"] = "0000:0000:0000:0000:0000:0000:0000:0000"
     return files
 
@@ -103,10 +123,13 @@ def _counters(node: Node, i: int, port: str, later: bool) -> dict:
     group = {"counters": IB_COUNTERS, "hw_counters": {**HW_COUNTERS, **(ROCE_CC_COUNTERS if node.fabric == "roce" else {})}}
     for sub, counters in group.items():
         for name, value in counters.items():
+            value = node.static_counters.get(name, value)
             if later:
-                value += SECOND_SAMPLE_TRAFFIC.get(name, 0) + node.counter_growth.get(i, {}).get(name, 0)
-                if name in ROCE_CC_COUNTERS and name != "rp_cnp_ignored" and name != "rx_icrc_encapsulated":
-                    value += 40
+                value += node.counter_growth.get(i, {}).get(name, 0)
+                if node.traffic:
+                    value += SECOND_SAMPLE_TRAFFIC.get(name, 0)
+                    if name in ROCE_CC_COUNTERS and name not in ("rp_cnp_ignored", "rx_icrc_encapsulated"):
+                        value += 40
             files[f"{port}/{sub}/{name}"] = str(value)
     return files
 
@@ -119,10 +142,10 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         bdf = f"0000:{NIC_BUSES[i]}:00.0"
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         files.update({
-            f"{IB}/{dev}/hca_type": "MT4129", f"{IB}/{dev}/fw_ver": "28.41.1000",
+            f"{IB}/{dev}/hca_type": node.hca_type, f"{IB}/{dev}/fw_ver": node.fw_ver,
             f"{IB}/{dev}/board_id": "MT_0000000838", f"{IB}/{dev}/node_type": "1: CA",
             f"{port}/state": state, f"{port}/phys_state": phys,
-            f"{port}/rate": node.rate.get(i, "400 Gb/sec (4X NDR)"),
+            f"{port}/rate": node.rate.get(i, node.base_rate),
             f"{port}/link_layer": "InfiniBand" if node.fabric == "ib" else "Ethernet",
             f"{port}/lid": f"0x{128 + i:x}" if node.fabric == "ib" else "0x0",
             f"{port}/sm_lid": "0x1" if node.fabric == "ib" else "0x0",
@@ -163,6 +186,15 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         files["/sys/module/nvidia_peermem/initstate"] = "live"
     files["/sys/class/iommu/dmar0/devices/placeholder"] = ""
     files["/proc/cmdline"] = node.cmdline
-    for u in range(node.ports):
-        files[f"/dev/infiniband/uverbs{u}"] = ""
+    if node.uverbs:
+        for u in range(node.ports):
+            files[f"/dev/infiniband/uverbs{u}"] = ""
+    if node.verbs:
+        files["/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
+    if node.provider:
+        files["/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"] = ""
+    files["/sys/class/dmi/id/sys_vendor"], files["/sys/class/dmi/id/product_name"] = node.dmi
+    for name in node.netdevs:
+        files[f"/sys/class/net/{name}/operstate"] = "unknown" if name == "lo" else "up"
+        files[f"/sys/class/net/{name}/mtu"] = "65536" if name == "lo" else "1500"
     return files, links

@@ -19,10 +19,10 @@ def ibstat(node: "N.Node") -> str:
     out = []
     for i in range(node.ports):
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
-        rate = node.rate.get(i, "400 Gb/sec (4X NDR)").split()[0]
+        rate = node.rate.get(i, node.base_rate).split()[0]
         roce = node.fabric == "roce"
         out += [
-            f"CA 'mlx5_{i}'", "\tCA type: MT4129", "\tNumber of ports: 1", "\tFirmware version: 28.41.1000",
+            f"CA 'mlx5_{i}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
             "\tHardware version: 0", f"\tNode GUID: 0x58a2e10300a782{i:02x}", f"\tSystem image GUID: 0x58a2e10300a782{i:02x}",
             "\tPort 1:", f"\t\tState: {state.split(': ')[1].capitalize()}", f"\t\tPhysical state: {phys.split(': ')[1]}",
             f"\t\tRate: {rate}", f"\t\tBase lid: {0 if roce else 128 + i}", "\t\tLMC: 0", f"\t\tSM lid: {0 if roce else 1}",
@@ -35,7 +35,7 @@ def ibstat(node: "N.Node") -> str:
 
 def ibv_devinfo(node: "N.Node") -> str:
     roce = node.fabric == "roce"
-    active_mtu = ("4096 (5)" if node.netdev_mtu >= 4200 else "1024 (3)") if roce else "4096 (5)"
+    active_mtu = ("4096 (5)" if node.netdev_mtu >= 4200 else "1024 (3)") if roce else node.active_mtu
     out = []
     for i in range(node.ports):
         state, _ = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
@@ -70,7 +70,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
     }
     for prio in range(8):
-        on = prio == 3
+        on = prio == node.traffic_prio
         base[f"rx_prio{prio}_bytes"] = 3802039947284012 if on else 1048576 * (prio + 1)
         base[f"rx_prio{prio}_packets"] = 917114736201 if on else 1024 * (prio + 1)
         base[f"tx_prio{prio}_bytes"] = 3796110238476331 if on else 1048576 * (prio + 1)
@@ -79,13 +79,16 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         base[f"rx_prio{prio}_pause_duration"] = 90111550 if on else 0
         base[f"tx_prio{prio}_pause"] = 1733009 if on else 0
         base[f"tx_prio{prio}_pause_duration"] = 86650450 if on else 0
-    if later:
-        for name in ("rx_packets", "tx_packets", "rx_prio3_packets", "tx_prio3_packets"):
+    p = node.traffic_prio
+    if later and node.traffic:
+        for name in ("rx_packets", "tx_packets", f"rx_prio{p}_packets", f"tx_prio{p}_packets"):
             base[name] += 2_800_000
-        for name in ("rx_bytes", "tx_bytes", "rx_prio3_bytes", "tx_prio3_bytes"):
+        for name in ("rx_bytes", "tx_bytes", f"rx_prio{p}_bytes", f"tx_prio{p}_bytes"):
             base[name] += 11_600_000_000
-        for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
-            base[name] += 120
+        if p == 3:  # PFC is on priority 3 only: pause frames exist only there
+            for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
+                base[name] += 120
+    if later:
         for name, delta in node.eth_growth.get(i, {}).items():
             base[name] = base.get(name, 0) + delta
     return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in base.items())
@@ -107,25 +110,61 @@ def mlnx_qos(node: "N.Node", i: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def nvlink_status(gpus: int) -> str:
+def nvlink_status(gpus: int, inactive: dict | None = None) -> str:
     out = []
     for g in range(gpus):
         out.append(f"GPU {g}: NVIDIA H100 80GB HBM3 (UUID: GPU-5a1f{g:04d}-8c1e-4b52-9d0e-2f3c7a1b{g:04d})")
-        out += [f"\t Link {link}: 26.562 GB/s" for link in range(18)]
+        down = (inactive or {}).get(g, [])
+        out += [f"\t Link {link}: <inactive>" if link in down else f"\t Link {link}: 26.562 GB/s" for link in range(18)]
     return "\n".join(out) + "\n"
 
 
-def nvidia_smi_q(gpus: int) -> str:
+def nvidia_smi_q(gpus: int, state: str = "Completed") -> str:
     out = ["", "==============NVSMI LOG==============", "", "Timestamp                                 : Mon Nov 30 09:12:44 2026",
            "Driver Version                            : 550.90.07", "CUDA Version                              : 12.4", "",
            f"Attached GPUs                             : {gpus}"]
     for g in range(gpus):
         out += [f"GPU 00000000:{N.GPU_BUSES[g].upper()}:00.0", "    Product Name                          : NVIDIA H100 80GB HBM3",
-                "    Fabric", "        State                             : Completed",
-                "        Status                            : Success", ""]
+                "    Fabric", f"        State                             : {state}",
+                f"        Status                            : {'Success' if state == 'Completed' else 'N/A'}", ""]
     return "\n".join(out)
 
 
-def lspci_vvv() -> str:
-    return "\n".join(reference(n) for n in ("lspci-vvv-pex890xx-switch-port-acs-off.txt",
-                                            "lspci-vvv-mlx5-cx7-gen5-x16-ok.txt", "lspci-vvv-gpu-h100-gen5.txt"))
+def lspci_vvv(acs_redirect: bool = False) -> str:
+    bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
+    return "\n".join(reference(n) for n in (bridge, "lspci-vvv-mlx5-cx7-gen5-x16-ok.txt", "lspci-vvv-gpu-h100-gen5.txt"))
+
+
+def _topo(gpus: int, nics: int, path, affinity) -> str:
+    """nvidia-smi topo -m in its tab-separated layout, from path(gpu, nic) and affinity(gpu)."""
+    names = [f"GPU{g}" for g in range(gpus)] + [f"NIC{n}" for n in range(nics)]
+    rows = ["\t" + "\t".join(names + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append(" X ")
+            elif a.startswith("GPU") and b.startswith("GPU"):
+                cells.append("NV18")
+            elif a.startswith("NIC") and b.startswith("NIC"):
+                cells.append("NODE")
+            else:
+                g, n = (a, b) if a.startswith("GPU") else (b, a)
+                cells.append(path(int(g[3:]), int(n[3:])))
+        tail = [*affinity(int(a[3:])), "N/A"] if a.startswith("GPU") else []
+        rows.append("\t".join([a] + cells + tail))
+    rows += ["", "Legend:", "", "  X    = Self", "  SYS  = Connection traversing PCIe as well as the SMP interconnect",
+             "  PIX  = Connection traversing at most a single PCIe bridge", "", "NIC Legend:", ""]
+    rows += [f"  NIC{n}: mlx5_{n}" for n in range(nics)]
+    return "\n".join(rows) + "\n"
+
+
+def topo_remote_nics() -> str:
+    """NICs 4-7 absent: GPUs 4-7 reach a NIC only across the CPU interconnect (SYS)."""
+    return _topo(8, 4, lambda g, n: "PIX" if g == n else "NODE" if g < 4 else "SYS",
+                 lambda g: ("0-47,96-143", "0") if g < 4 else ("48-95,144-191", "1"))
+
+
+def topo_vm(gpus: int = 8) -> str:
+    """A VM's flattened view: every GPU-NIC pair behind the host bridge (PHB), all CPUs."""
+    return _topo(gpus, gpus, lambda g, n: "PHB", lambda g: ("0-95", "0"))

@@ -10,6 +10,8 @@ from collections import Counter
 from typing import Callable
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
+from allreduce_doctor.probes import derive_job
+from allreduce_doctor.probes.derive_job import _prefix_filter
 
 Inputs = dict[str, Observation]
 
@@ -71,25 +73,6 @@ def nccl_env(inputs: Inputs) -> Observation:
     return Observation("", value, OK, reason="" if job else "no running NCCL job found on this node")
 
 
-def _hca_filter(spec: str):
-    """NCCL_IB_HCA semantics: '^' excludes, '=' exact match, else prefix match; ':port' optional."""
-    if not spec:
-        return None
-    exclude = spec.startswith("^")
-    exact = spec.lstrip("^").startswith("=")
-    entries = []
-    for part in spec.lstrip("^").lstrip("=").split(","):
-        dev, _, port = part.strip().partition(":")
-        if dev:
-            entries.append((dev, port))
-
-    def selected(device: str, port: str) -> bool:
-        hit = any((device == d if exact else device.startswith(d)) and (not p or p == port) for d, p in entries)
-        return hit != exclude
-
-    return selected
-
-
 def compute_ports(inputs: Inputs) -> Observation:
     """The RDMA ports NCCL uses, each with the rate it should run at (from its peers)."""
     if (blocked := _blocked(inputs, "rdma.ports", "node.fabric")) is not None:
@@ -98,7 +81,7 @@ def compute_ports(inputs: Inputs) -> Observation:
     layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fabric)
     env = inputs["nccl.env"].value or {} if inputs["nccl.env"].status == OK else {}
     hca = (env.get("vars") or {}).get("NCCL_IB_HCA", "")
-    selected = _hca_filter(hca)
+    selected = _prefix_filter(hca) if hca else None
     ports = [dict(p) for p in inputs["rdma.ports"].value if p.get("link_layer") == layer]
     if selected is not None:
         ports = [p for p in ports if selected(str(p.get("device")), str(p.get("port")))]
@@ -294,6 +277,18 @@ def _enabled_prios(record: dict | None) -> list[int]:
     return sorted(int(k) for k, v in record.items() if str(k).isdigit() and v == 1)
 
 
+def _traffic_class(env: dict | None, tc_text) -> int | None:
+    """NCCL_IB_TC as an integer; unset means TC 0, NCCL's default (COUNTERS.md 5.4); None if unknown."""
+    if env is None:
+        return None
+    if tc_text is None or not str(tc_text).strip():
+        return 0
+    try:
+        return int(str(tc_text).strip(), 0)
+    except ValueError:
+        return None
+
+
 def roce_priority(inputs: Inputs) -> Observation:
     """Per RoCE compute netdev: NCCL_IB_TC -> DSCP -> priority, and PFC/ECN on that priority."""
     if (blocked := _blocked(inputs, "rdma.compute_ports", "net.qos")) is not None:
@@ -311,10 +306,7 @@ def roce_priority(inputs: Inputs) -> Observation:
         if port.get("link_layer") != "Ethernet" or not netdev:
             continue
         q = qos_by.get(netdev) or {}
-        # An unset NCCL_IB_TC sends TC 0 (NCCL's default), i.e. DSCP 0 (COUNTERS.md 5.4).
-        tc = None if env is None else int(tc_text) if str(tc_text or "0").strip().isdigit() else None
-        if env is not None and not tc_text:
-            tc = 0
+        tc = _traffic_class(env, tc_text)
         dscp = None if tc is None else tc >> 2
         trust = q.get("trust")
         if trust == "dscp" and dscp is not None:
@@ -350,3 +342,4 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "roce_priority": roce_priority,
     "roce_counters": roce_counters,
 }
+DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations

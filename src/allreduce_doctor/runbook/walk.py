@@ -27,7 +27,13 @@ class _Decision:
     reason: str = ""  # why the outcome is unknown
 
 
-def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = None) -> Diagnosis:
+def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = None,
+         also_sweep: list[str] | None = None) -> Diagnosis:
+    """Walk from the root's entry to a leaf, then sweep for secondary findings.
+
+    The sweep covers the runbooks the path entered plus `also_sweep` (the node's fabric branch,
+    so a fault found in the trunk still reports, say, ECN off as a secondary finding).
+    """
     answers = answers or {}
     decisions: list[_Decision] = []
     entered: list[str] = []
@@ -44,7 +50,8 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     else:  # build_set() rejects cycles; a hand-built set might not
         raise RunbookError(f"the walk did not reach a leaf from '{rs.entry}'")
     on_path = {d.step.node for d in decisions}
-    secondary = sweep(rs, facts, entered, on_path, node.cause if isinstance(node, CauseLeaf) else None)
+    swept = entered + [r for r in (also_sweep or []) if r in rs.runbooks and r not in entered]
+    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None)
     return _diagnosis(rs, node, decisions, secondary, entered)
 
 
