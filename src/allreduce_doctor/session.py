@@ -5,7 +5,9 @@ The same Session serves the headless commands and the terminal UI.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from allreduce_doctor.hosts.base import Host
@@ -40,6 +42,10 @@ class Session:
     def __post_init__(self) -> None:
         self.catalogue = load_probe_catalogue()
         self.runbooks = load_shipped_runbooks(self.catalogue)
+        digest = hashlib.sha256()
+        for path in runbook_files():
+            digest.update(path.read_bytes())
+        self.runbook_hash = digest.hexdigest()[:16]
         self.observations = Observations()
 
     def observe(self) -> Observations:
@@ -92,5 +98,16 @@ class Session:
             "fabric": (self.observations.get("node.fabric").value or {}).get("fabric"),
             "tool_version": __version__,
             "probe_catalogue": self.catalogue.digest,
-            "runbook_hash": getattr(self.runbooks, "digest", ""),
+            "runbook_hash": self.runbook_hash,
+            "diagnosed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "collected_at": (getattr(self.host, "manifest", None) or {}).get("created"),
+            "versions": self._versions(ident.kernel),
         }
+
+    def _versions(self, kernel: str) -> dict:
+        """Versions a ticket needs, from what was observed (None when nothing said)."""
+        ports = self.observations.get("rdma.ports")
+        firmware = sorted({p.get("fw_ver") for p in ports.value or [] if p.get("fw_ver")}) if ports.ok else []
+        log = self.observations.get("log.nccl")
+        nccl = (log.value or {}).get("version") if log.ok and isinstance(log.value, dict) else None
+        return {"kernel": kernel or None, "nic_firmware": firmware or None, "nccl": nccl}
