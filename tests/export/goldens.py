@@ -1,0 +1,55 @@
+"""Golden files of the exporters: for every scenario bundle, the diagnosis it gave when the
+goldens were made (diagnosis.json.gz: an input, not for review) and its ticket in every format. Rendering the stored diagnosis
+keeps these tests about the exporters, not about the runbooks that other work changes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS_DIR = ROOT / "tests" / "fixtures" / "scenarios"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FILES = {"markdown": "ticket.md", "github": "github.md", "jira": "jira.txt", "jira-adf": "jira-adf.json", "json": "ticket.json"}
+
+
+def scenarios() -> list[str]:
+    return sorted(p.parent.name for p in SCENARIOS_DIR.glob("*/bundle.tar.gz"))
+
+
+def goldens() -> list[str]:
+    return sorted(p.parent.name for p in GOLDEN.glob("*/diagnosis.json.gz"))
+
+
+def diagnose_bundle(name: str) -> dict:
+    """What `diagnose --snapshot tests/fixtures/scenarios/NAME/bundle.tar.gz --format json` prints."""
+    from allreduce_doctor.hosts.snapshot import SnapshotHost
+    from allreduce_doctor.session import Session
+
+    rel = f"tests/fixtures/scenarios/{name}/bundle.tar.gz"
+    expected = yaml.safe_load((SCENARIOS_DIR / name / "expected.yaml").read_text()) or {}
+    data = Session(SnapshotHost(ROOT / rel), interval=0, answers=expected.get("answers") or {}).diagnose().to_dict()
+    data["context"]["bundle"] = rel
+    return json.loads(json.dumps(data))  # exactly what the JSON file holds
+
+
+def stored_diagnosis(name: str) -> dict:
+    return json.loads(gzip.decompress((GOLDEN / name / "diagnosis.json.gz").read_bytes()))
+
+
+def store_diagnosis(name: str, data: dict) -> None:
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    (GOLDEN / name / "diagnosis.json.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+
+
+def render_all(diagnosis: dict) -> dict[str, str]:
+    """What render_export(diagnosis, fmt) gives for every format, the ticket built once."""
+    from allreduce_doctor.export import render_ticket
+    from allreduce_doctor.export.load import check_diagnosis
+    from allreduce_doctor.export.ticket import build_ticket
+
+    ticket = build_ticket(check_diagnosis(diagnosis))
+    return {fmt: render_ticket(ticket, fmt) for fmt in FILES}

@@ -1,0 +1,55 @@
+"""Secrets never reach a ticket: every format passes the diagnosis through the snapshot redaction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from allreduce_doctor.export import FORMATS, render_export
+from allreduce_doctor.export.redaction import redact_diagnosis
+from tests.export.goldens import stored_diagnosis
+from tests.export.hostile import GITHUB_TOKEN, SLACK_TOKEN, planted_secrets_diagnosis
+
+SECRETS = (GITHUB_TOKEN, SLACK_TOKEN, "plainvalue123", "hunter2", GITHUB_TOKEN[:10] + "xyz")
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_planted_tokens_are_redacted_in_every_format(fmt):
+    text = render_export(planted_secrets_diagnosis(), fmt)
+    for secret in SECRETS:
+        assert secret not in text, (fmt, secret)
+    assert "redacted" in text
+
+
+def test_the_ticket_says_where_it_redacted():
+    ticket = json.loads(render_export(planted_secrets_diagnosis(), "json"))
+    assert ticket["redacted"] == [
+        "evidence[33].observed[0].env.NCCL_DEBUG_FILE",
+        "evidence[33].observed[0].env.HF_TOKEN",
+        "evidence[33].observed[0].env.NCCL_NET_PLUGIN_URL",
+        "findings[0].value[0].note",
+        "path[26].value.nccl.env.vars.NCCL_DEBUG_FILE",
+        "remediation[2].step",
+    ]
+    env = next(r for r in ticket["raw"] if r["fact"] == "nccl.processes")["value"][0]["env"]
+    assert env == {"HF_TOKEN": "<redacted>", "NCCL_DEBUG_FILE": "/tmp/nccl.<redacted>.log",
+                   "NCCL_IB_HCA": "mlx5_0,mlx5_1",
+                   "NCCL_NET_PLUGIN_URL": "https://bob:<redacted>@plugins.example.com/x.so"}
+    md = render_export(planted_secrets_diagnosis(), "github")
+    assert "6 value(s) replaced by \\<redacted\\> in this ticket, at: `evidence[33].observed[0].env.NCCL_DEBUG_FILE`, " in md
+
+
+def test_nothing_is_redacted_in_the_scenario_diagnoses():
+    for name in ("roce-pfc-off", "ib-healthy", "ib-link-degraded"):
+        d = stored_diagnosis(name)
+        redacted, places = redact_diagnosis(d)
+        assert places == [] and redacted == d
+
+
+def test_a_multiline_value_with_a_secret_assignment():
+    d = stored_diagnosis("ib-port-down")
+    d["evidence"][0]["observed"] = "NCCL_DEBUG=INFO\nMY_API_KEY=abc123\nNCCL_IB_HCA=mlx5"
+    redacted, places = redact_diagnosis(d)
+    assert redacted["evidence"][0]["observed"] == "NCCL_DEBUG=INFO\nMY_API_KEY=<redacted>\nNCCL_IB_HCA=mlx5"
+    assert places == ["evidence[0].observed"]
