@@ -37,9 +37,14 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
         return
     try:
+        target = Path(output)
+        if target.exists() and not target.is_file():  # /dev/null, a FIFO: write in place, never replace it
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return
         tmp = f"{output}.tmp-{os.getpid()}"
         Path(tmp).write_text(text, encoding="utf-8")
-        os.replace(tmp, output)
+        os.replace(tmp, output)  # a regular file appears whole or not at all
     except OSError as err:
         raise DoctorError(f"cannot write {output}: {err.strerror or err}") from None
 

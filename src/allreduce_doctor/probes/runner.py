@@ -87,6 +87,10 @@ class ProbeRunner:
 
     def _one(self, spec: ProbeSpec):
         self.progress("start", spec.id, "")
+        if self.host.kind == "evidence":  # no node was read: its facts are unknown, not absent
+            obs = Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
+            self.progress("done", spec.id, obs.status)
+            return obs, []
         if spec.kind == "builtin":
             obs = BUILTINS[spec.builtin](self.host)
             obs.fact, obs.probe = spec.provides, spec.id

@@ -1,0 +1,130 @@
+"""`allreduce-doctor fleet`: compare every node of a job and name the odd ones out.
+
+Only argparse at the top: the work is imported inside run(), so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+SAFE_PYTHON = re.compile(r"[A-Za-z0-9_./+-]+")  # it becomes part of the remote shell command
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "fleet", help="compare every node of a job (ClusterShell over SSH, a Slurm job, or collected bundles)",
+        description="Collect every node (in parallel over SSH, nothing installed on the nodes), diagnose each, "
+        "and compare them: per setting the majority value and the nodes that differ, numeric outliers by "
+        "median and MAD, and fleet-wide patterns (a PFC pause cascade, local or fabric-wide loss).",
+        epilog="exit codes: 0 nothing found, 1 fault found, 2 bad input, 3 inconclusive (e.g. a node gave no bundle).")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--nodes", metavar="NODESET", help="ClusterShell node set: gpu[001-128], gpu[01-04],gpu09, @group")
+    where.add_argument("--slurm-job", metavar="ID", help="the nodes of this Slurm job (scontrol show hostnames)")
+    where.add_argument("--snapshots", metavar="DIR", help="compare bundles already collected: DIR/NODE.tar.gz or DIR/NODE/")
+    ssh = p.add_argument_group("collecting over SSH (--nodes, --slurm-job)")
+    ssh.add_argument("--fanout", type=int, default=64, metavar="N", help="nodes collected at once (default 64)")
+    ssh.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                     help="per node: a node not done by then is reported and dropped (default 120)")
+    ssh.add_argument("--connect-timeout", type=int, default=10, metavar="SECONDS", help="ssh connect timeout (default 10)")
+    ssh.add_argument("--ssh-options", default="", metavar="OPTIONS",
+                     help="extra ssh arguments, e.g. \"-F ~/.ssh/fleet_config -l admin\"")
+    ssh.add_argument("--remote-python", default="python3", metavar="PATH",
+                     help="python 3.11+ on the nodes (default python3)")
+    ssh.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                     help="seconds between the two counter samples on each node (default 1)")
+    ssh.add_argument("--keep-bundles", metavar="DIR", help="keep the collected bundles as DIR/NODE.tar.gz")
+    p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto", help="branch for every node (default auto)")
+    p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE", help="answer an operator question (repeatable)")
+    p.add_argument("--per-node", metavar="DIR", help="also write each node's own diagnosis as DIR/NODE.json")
+    p.add_argument("--jobs", type=int, default=0, metavar="N", help="local processes diagnosing nodes (default: CPUs, at most 16)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="report format (default text)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--export", metavar="FORMAT", help="write a ticket document in FORMAT instead of the report")
+    return p
+
+
+def _check(args) -> None:
+    from allreduce_doctor.errors import DoctorError
+
+    checks = [(args.fanout, 1, 10000, "--fanout", "nodes"), (args.timeout, 1, 3600, "--timeout", "seconds"),
+              (args.connect_timeout, 1, 600, "--connect-timeout", "seconds"), (args.interval, 0, 600, "--interval", "seconds"),
+              (args.jobs, 0, 256, "--jobs", "processes")]
+    for value, low, high, flag, unit in checks:
+        if not low <= value <= high:
+            raise DoctorError(f"{flag} {value:g}: expected {low} to {high} {unit}")
+    if not SAFE_PYTHON.fullmatch(args.remote_python):
+        raise DoctorError(f"--remote-python {args.remote_python!r}: expected a command name or path")
+
+
+def _collect(args, nodes: list[str] | str, out_dir):
+    from allreduce_doctor.errors import DoctorError
+
+    try:
+        from allreduce_doctor.fleet.collect import SshOptions, collect_nodes
+    except ModuleNotFoundError as err:
+        if err.name and err.name.startswith("ClusterShell"):
+            raise DoctorError("--nodes and --slurm-job need ClusterShell (pip install ClusterShell)") from None
+        raise
+    opts = SshOptions(fanout=args.fanout, timeout=args.timeout, connect_timeout=args.connect_timeout,
+                      ssh_options=args.ssh_options, python=args.remote_python, interval=args.interval)
+    return collect_nodes(nodes if isinstance(nodes, str) else ",".join(nodes), out_dir, opts)
+
+
+def _directory(path: str, flag: str):
+    from pathlib import Path
+
+    from allreduce_doctor.errors import DoctorError
+
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DoctorError(f"{flag} {path}: cannot create the folder ({err.strerror or err})") from None
+    return Path(path)
+
+
+def run(args) -> int:
+    import tempfile
+
+    from allreduce_doctor import __version__
+    from allreduce_doctor.commands import VERDICT_EXIT, _parse_answers, _write
+    from allreduce_doctor.fleet.analyze import analyze
+    from allreduce_doctor.fleet.progress import ProgressBar
+    from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
+    from allreduce_doctor.fleet.sources import find_bundles
+
+    _check(args)
+    answers = _parse_answers(args.answer)
+    per_node = _directory(args.per_node, "--per-node") if args.per_node else None
+    with tempfile.TemporaryDirectory(prefix="allreduce-doctor-fleet-") as tmp:
+        if args.snapshots:
+            bundles, unreachable = find_bundles(args.snapshots), {}
+            source = f"bundles in {args.snapshots}"
+        else:
+            if args.slurm_job:
+                from allreduce_doctor.fleet.slurm import job_nodes
+
+                nodes = job_nodes(args.slurm_job)
+                source = f"Slurm job {args.slurm_job}"
+            else:
+                nodes, source = args.nodes, f"--nodes {args.nodes}"
+            out_dir = _directory(args.keep_bundles, "--keep-bundles") if args.keep_bundles else _directory(tmp, "temporary")
+            collected = _collect(args, nodes, out_dir)
+            bundles, unreachable = collected.bundles, collected.failed
+        bar = ProgressBar("diagnosing", len(bundles))
+        try:
+            results, digests = analyze(bundles, args.fabric, answers, args.jobs or None, per_node, bar.update)
+        finally:
+            bar.close()
+    n = len(results) + len(unreachable)
+    data = fleet_diagnosis(results, unreachable, {"source": f"fleet of {n} node{'s' if n != 1 else ''}, {source}", "tool_version": __version__,
+                                                  **digests})
+    if args.export:
+        from allreduce_doctor.export import render_export
+
+        _write(render_export(data, args.export, "fleet diagnosis"), args.output)
+    else:
+        from allreduce_doctor.fleet.report import render_fleet
+
+        _write(render_fleet(data, args.format), args.output)
+    return VERDICT_EXIT.get(data["verdict"], 3)

@@ -1,0 +1,107 @@
+"""The Textual app: wiring only. Screens, widgets and dialogs live in their own modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from allreduce_doctor.errors import DoctorError
+
+
+class DoctorApp(App[int]):
+    CSS_PATH = str(Path(__file__).with_name("doctor.tcss"))
+    TITLE = "allreduce-doctor"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit_app", "Quit", tooltip="quit (exit code: 0 healthy, 1 fault, 3 inconclusive, 2 error)"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
+        Binding("t", "toggle_theme", "Theme", show=False, tooltip="switch between the dark and the light theme"),
+    ]
+
+    def __init__(self, session=None, args=None, watch: tuple | None = None) -> None:
+        super().__init__()
+        self.session = session  # else built by the probing screen from the diagnose arguments
+        self.args = args
+        self.watch_only = watch  # (catalogue, host, interval, label) for `allreduce-doctor watch`
+        self.data: dict | None = None
+        self.error: Exception | None = None  # what stopped the probes; raised again after exit
+
+    def on_mount(self) -> None:
+        from allreduce_doctor.tui.screens.probing import ProbingScreen
+        from allreduce_doctor.tui.screens.watch import WatchScreen
+
+        if self.watch_only is not None:
+            self.push_screen(WatchScreen(*self.watch_only))
+        else:
+            self.push_screen(ProbingScreen(self.session, self.args))
+
+    def show_diagnosis(self, data: dict) -> None:
+        from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+
+        self.data = data
+        self.push_screen(DiagnosisScreen(self.session, data))
+
+    def fail(self, error: Exception) -> None:
+        self.error = error
+
+    def action_quit_app(self) -> None:
+        from allreduce_doctor.cli import EXIT_BAD_INPUT, EXIT_INTERNAL
+        from allreduce_doctor.commands import VERDICT_EXIT
+
+        if self.error is not None:
+            code = EXIT_BAD_INPUT if isinstance(self.error, DoctorError) else EXIT_INTERNAL
+        else:
+            code = VERDICT_EXIT.get((self.data or {}).get("verdict"), 0) if self.data else 0
+        self.exit(code, return_code=code)
+
+    def action_help(self) -> None:
+        from allreduce_doctor.tui.dialogs.help import HelpDialog
+
+        if not isinstance(self.screen, HelpDialog):
+            self.push_screen(HelpDialog())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def action_export(self) -> None:
+        from allreduce_doctor.tui.dialogs.export import ExportDialog
+
+        if self.data is None:
+            self.notify("Nothing to export yet: the diagnosis is not ready.")
+            return
+        self.push_screen(ExportDialog(self.data))
+
+    def action_watch(self) -> None:
+        from allreduce_doctor.tui.screens.watch import WatchScreen
+        from allreduce_doctor.tui.state import watch_host, where
+
+        session = self.session
+        if session is None:
+            self.notify("Still loading the runbooks: watch opens once the probes have started.")
+            return
+        try:
+            host = watch_host(getattr(session, "bundle", None), session.host.kind)
+        except DoctorError as err:
+            self.notify(str(err), severity="error")
+            return
+        if host is None:
+            self.notify("No node to watch: only pasted evidence was diagnosed.", severity="warning")
+            return
+        self.push_screen(WatchScreen(session.catalogue, host, session.interval or 1.0, where(session)))
+
+
+def run_app(args) -> int:
+    """`allreduce-doctor` on a terminal: the Session of the diagnose arguments, in the UI. The
+    Session is built in the probing screen's worker, so the first screen shows at once."""
+    app = DoctorApp(args=args)
+    code = app.run()
+    if app.error is not None:
+        raise app.error  # cli.main prints it in one line (bad input) or as an internal error
+    return code or 0
+
+
+def run_watch(catalogue, host, interval: float, label: str) -> int:
+    app = DoctorApp(watch=(catalogue, host, interval, label))
+    return app.run() or 0

@@ -1,0 +1,42 @@
+"""`allreduce-doctor watch`: live per-port counter rates (argparse only at import time)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "watch", help="live per-port RDMA counter rates with sparklines (loss and pause-cascade signatures)",
+        description="Per-port counter rates (pause frames per priority, CNPs, ECN marks, out-of-sequence, "
+        "retransmissions, discards, xmit_wait, symbol errors), refreshed every interval. On a terminal it "
+        "opens the watch screen; on a pipe it prints one interval as text.")
+    p.add_argument("--snapshot", metavar="PATH", help="replay the counter samples recorded in a bundle")
+    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                   help="seconds between samples (default 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.session import load_probe_catalogue
+    from allreduce_doctor.tui.state import short_path, watch_host
+
+    if not 0.1 <= args.interval <= 600:
+        raise DoctorError(f"--interval {args.interval:g}: expected 0.1 to 600 seconds")
+    host = watch_host(args.snapshot, "snapshot" if args.snapshot else "live")
+    name = host.identity().hostname or "?"
+    label = f"{name} ({'bundle ' + short_path(args.snapshot) if args.snapshot else 'live'})"
+    catalogue = load_probe_catalogue()
+    if sys.stdout.isatty() and sys.stdin.isatty():
+        from allreduce_doctor.tui.app import run_watch
+
+        return run_watch(catalogue, host, args.interval, label)
+    from allreduce_doctor.tui.watch_model import CounterSource, Watch, render_text
+
+    source, watch = CounterSource(catalogue, host, args.interval), Watch()
+    ports, seconds = source.tick()
+    watch.add(ports)
+    mode = "1 recorded interval" if args.snapshot else "live"
+    sys.stdout.write(render_text(watch, f"allreduce-doctor watch | {label} | {mode} | rates per second over {seconds or args.interval:g}s"))
+    return 0

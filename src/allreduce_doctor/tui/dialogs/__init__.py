@@ -1,0 +1,1 @@
+"""Modal dialogs: help, raw value, export."""

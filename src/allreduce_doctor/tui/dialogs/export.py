@@ -1,0 +1,126 @@
+"""Export: choose a format, preview the document, save it to a file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
+
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.tui.state import export_formats
+from allreduce_doctor.tui.text import esc
+
+
+def suffix(fmt: str) -> str:
+    if "json" in fmt or "adf" in fmt:
+        return ".json"
+    if "markdown" in fmt or "github" in fmt or fmt == "md":
+        return ".md"
+    return ".txt"
+
+
+def default_name(data: dict, fmt: str) -> str:
+    ctx = data.get("context") or {}
+    what = (data.get("root_cause") or data.get("healthy") or {}).get("id") or data.get("verdict", "report")
+    host = "".join(c if c.isalnum() or c in "-_." else "_" for c in (ctx.get("host") or "node"))
+    return f"allreduce-doctor-{host}-{what}{suffix(fmt)}"
+
+
+def save(path: str, text: str) -> str:
+    """Write a regular file atomically (a device or FIFO such as /dev/null is written in place:
+    renaming over it would replace the device); the one-line message for the user either way."""
+    target = Path(path).expanduser()
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        if target.exists() and not target.is_file():
+            with open(target, "w", encoding="utf-8") as out:
+                out.write(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        return f"cannot write {path}: {err.strerror or err}"
+    return f"saved {len(text.encode())} bytes to {target}"
+
+
+class ExportDialog(ModalScreen):
+    BINDINGS = [Binding("ctrl+s", "save", "Save", tooltip="save to the file named below (enter in the name does too)"),
+                Binding("escape", "dismiss", "Close", tooltip="close the export dialog")]
+
+    def __init__(self, data: dict) -> None:
+        super().__init__()
+        self.data = data
+        self.about, self.renderer = export_formats()
+        self.formats = list(self.about)
+        self.fmt = self.formats[0]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog", classes="dialog"):
+            with Horizontal(id="export-top"):
+                with RadioSet(id="formats"):
+                    for i, fmt in enumerate(self.formats):
+                        yield RadioButton(fmt, value=i == 0, name=fmt)
+                with VerticalScroll(id="preview-box"):
+                    yield Static("", id="preview")
+            yield Static("", id="format-about")
+            with Horizontal(id="export-bottom"):
+                yield Input(default_name(self.data, self.fmt), id="export-path")
+                yield Button("Save", id="export-save", variant="primary")
+                yield Button("Close", id="export-close")
+            yield Static("", id="export-status")
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#export-dialog").border_title = "Export the diagnosis"
+        self.query_one("#preview-box").border_title = "Preview"
+        self._preview()
+        self.query_one(RadioSet).focus()
+
+    def _text(self) -> str:
+        return self.renderer(self.data, self.fmt)
+
+    def _preview(self) -> None:
+        self.query_one("#format-about", Static).update(f"[$text-muted]{esc(self.fmt)}: {esc(self.about.get(self.fmt, ''))}[/]")
+        try:
+            text = self._text()
+        except DoctorError as err:
+            text = f"cannot render {self.fmt}: {err}"
+        self.query_one("#preview", Static).update(Content(text))
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        old = default_name(self.data, self.fmt)
+        self.fmt = event.pressed.name or self.fmt
+        path = self.query_one("#export-path", Input)
+        if path.value == old:  # follow the format unless the user typed a name
+            path.value = default_name(self.data, self.fmt)
+        self._preview()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "export-save":
+            self.action_save()
+        elif event.button.id == "export-close":
+            self.dismiss()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_save()
+
+    def action_save(self) -> None:
+        path = self.query_one("#export-path", Input).value.strip()
+        if not path:
+            self._status("$text-error", "give a file name to save to")
+            return
+        try:
+            message = save(path, self._text())
+        except DoctorError as err:
+            message = f"cannot render {self.fmt}: {err}"
+        self._status("$text-error" if message.startswith("cannot") else "$text-success", message)
+
+    def _status(self, style: str, message: str) -> None:
+        self.query_one("#export-status", Static).update(f"[{style}]{esc(message)}[/]")

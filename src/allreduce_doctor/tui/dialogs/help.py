@@ -1,0 +1,68 @@
+"""Help: every key, read from the bindings themselves (so it cannot drift from them)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from allreduce_doctor.tui.text import esc
+
+# Keys that belong to Textual's own widgets, as this app uses them.
+NAVIGATION = [
+    ("up / down", "move in the tree, the probe list or the port table"),
+    ("enter / space", "expand a step to its other outcomes (tree)"),
+    ("shift+left", "go to the parent step (tree)"),
+    ("tab / shift+tab", "next / previous panel or button"),
+    ("left / right", "between the answer buttons; enter picks one"),
+    ("mouse", "click a step, a button or a port; scroll any panel with the wheel"),
+]
+
+
+def key_label(binding: Binding) -> str:
+    names = {"question_mark": "?", "escape": "esc"}
+    return binding.key_display or " / ".join(names.get(k.strip(), k.strip()) for k in binding.key.split(","))
+
+
+def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """(where, [(keys, what)]) for the app and every screen and dialog."""
+    from allreduce_doctor.tui.app import DoctorApp
+    from allreduce_doctor.tui.dialogs.export import ExportDialog
+    from allreduce_doctor.tui.dialogs.raw import RawDialog
+    from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+    from allreduce_doctor.tui.screens.probing import ProbingScreen
+    from allreduce_doctor.tui.screens.watch import WatchScreen
+
+    def rows(cls) -> list[tuple[str, str]]:
+        return [(key_label(b), b.tooltip or b.description) for b in cls.BINDINGS if isinstance(b, Binding)]
+
+    return [
+        ("Everywhere", rows(DoctorApp)),
+        ("Probing screen", rows(ProbingScreen)),
+        ("Diagnosis screen", rows(DiagnosisScreen)),
+        ("Watch screen", rows(WatchScreen)),
+        ("Raw value dialog", rows(RawDialog)),
+        ("Export dialog", rows(ExportDialog) + [("up / down, enter", "choose the format (the preview follows)")]),
+        ("Help", rows(HelpDialog)),
+        ("Navigation", NAVIGATION),
+    ]
+
+
+class HelpDialog(ModalScreen):
+    BINDINGS = [Binding("escape,question_mark", "dismiss", "Close", tooltip="close this help")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-dialog", classes="dialog"):
+            with VerticalScroll(id="help-scroll"):
+                for title, rows in key_sections():
+                    yield Static(f"[b $text-accent]{esc(title)}[/]", classes="help-title")
+                    for keys, what in rows:  # two columns, so a long line wraps under its text
+                        yield Horizontal(Static(f"[b]{esc(keys)}[/]", classes="help-key"),
+                                         Static(esc(what), classes="help-what"), classes="help-row")
+            yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#help-dialog").border_title = "Keys"
+        self.query_one("#help-scroll").focus()

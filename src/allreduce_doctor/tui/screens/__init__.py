@@ -1,0 +1,1 @@
+"""Full screens: probing, diagnosis, watch."""

@@ -1,0 +1,155 @@
+"""The diagnosis screen: the decision tree on the left; on the right the selected node (why,
+evidence, outcome) above the root-cause panel. Questions on the path are answered in place: the
+answer buttons sit under the question, and the walk continues from the answer."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static, Tree
+
+from allreduce_doctor.tui.state import diagnosis_data, reanswer, where
+from allreduce_doctor.tui.tree_model import DiagnosisModel
+from allreduce_doctor.tui.widgets.decision_tree import DecisionTree, Item
+from allreduce_doctor.tui.text import esc
+from allreduce_doctor.tui.widgets.detail import cause_markup, node_markup, verdict_markup
+
+
+class AnswerBar(Horizontal):
+    """The choices of a question; left and right move between them."""
+
+    BINDINGS = [Binding("left", "move(-1)", "Previous answer", show=False),
+                Binding("right", "move(1)", "Next answer", show=False)]
+
+    def action_move(self, step: int) -> None:
+        buttons = list(self.query(Button))
+        if buttons:
+            at = next((i for i, b in enumerate(buttons) if b.has_focus), -step)
+            buttons[(at + step) % len(buttons)].focus()
+
+
+class DiagnosisScreen(Screen):
+    BINDINGS = [
+        Binding("a", "answer", "Answer", tooltip="answer the selected question, or go to the first open one"),
+        Binding("r", "raw", "Raw value", tooltip="the raw values behind the selected step, with their sources"),
+        Binding("c", "collapse", "Collapse", show=False, tooltip="collapse the tree back to the path taken"),
+        Binding("e", "app.export", "Export", tooltip="export the diagnosis: choose a format, preview, save"),
+        Binding("w", "app.watch", "Watch", tooltip="watch the counters live (a bundle: replay its samples)"),
+        Binding("p", "probes", "Probes", show=False, tooltip="back to the list of probes and their states"),
+    ]
+
+    def __init__(self, session, data: dict) -> None:
+        super().__init__()
+        self.session = session
+        self.data = data
+        self.model = DiagnosisModel(session.runbooks, data, session.answers)
+        self.selected: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(verdict_markup(self.data, where(self.session, full=False)), id="verdict")
+        with Horizontal(id="main"):
+            yield DecisionTree(id="tree")
+            with Vertical(id="right"):
+                with VerticalScroll(id="detail-box"):
+                    with Vertical(id="answer-box"):
+                        yield Static("", id="ask")
+                        yield AnswerBar(id="answers")
+                    yield Static("", id="detail")
+                with VerticalScroll(id="cause-box"):
+                    yield Static(cause_markup(self.data), id="cause")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#detail-box").border_title = "Selected step"
+        self.query_one("#cause-box").border_title = "Root cause"
+        self.query_one("#tree").border_title = "Decision tree"
+        tree = self.query_one(DecisionTree)
+        tree.show(self.model)
+        tree.focus()
+        self.show_node(self.model.focus_key())
+
+    # -- selection ---------------------------------------------------------------------------
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
+        if event.node.data is not None and event.node.data.key:
+            self.show_node(event.node.data.key)
+
+    def show_node(self, key: str | None) -> None:
+        if key is None:
+            return
+        self.selected = key
+        view = self.model.view(key)
+        self.query_one("#detail", Static).update(node_markup(view))
+        answers = self.query_one("#answers", AnswerBar)
+        answers.remove_children()
+        asking = view.kind == "question" and key in self.model.steps
+        if asking:  # answered in place: the choices right under the question
+            self.query_one("#ask", Static).update(f"[b]{esc(view.ask)}[/]")
+            answers.mount_all([Button(c, name=c, classes="answer", variant="primary" if c == view.answered else "default")
+                               for c in view.choices] + [Button("skip", classes="answer skip")])
+        self.query_one("#answer-box").display = asking
+        self.query_one("#detail-box", VerticalScroll).scroll_home(animate=False)
+
+    # -- actions -----------------------------------------------------------------------------
+    def action_answer(self) -> None:
+        """Focus the answers of the selected question, else go to the first unanswered one."""
+        tree = self.query_one(DecisionTree)
+        key = self.selected
+        if key is None or self.model.runbooks.node(key).kind != "question" or key not in self.model.steps:
+            key = self.model.first_unanswered() or next(
+                (k for k in self.model.path if self.model.steps[k]["kind"] == "question"), None)
+        if key is None:
+            self.notify("No question on the path taken.")
+            return
+        node = tree.find(key)
+        if node is not None:
+            tree.move_cursor(node)
+        self.show_node(key)
+        self.call_after_refresh(self._focus_first_answer)
+
+    def _focus_first_answer(self) -> None:
+        buttons = self.query("#answers Button")
+        if buttons:
+            buttons.first().focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if not event.button.has_class("answer") or self.selected is None:
+            return
+        view = self.model.view(self.selected)
+        choice = None if event.button.has_class("skip") else event.button.name
+        self.answer(view.answer_name, choice, self.selected)
+
+    def answer(self, name: str, choice: str | None, key: str) -> None:
+        """Record an answer (None skips), walk again, keep the cursor on the question."""
+        answers = dict(self.session.answers)
+        if choice is None:
+            answers.pop(name, None)
+        else:
+            answers[name] = choice
+        self.data = diagnosis_data(self.session, reanswer(self.session, answers))
+        self.app.data = self.data
+        self.model = DiagnosisModel(self.session.runbooks, self.data, self.session.answers)
+        self.query_one("#verdict", Static).update(verdict_markup(self.data, where(self.session, full=False)))
+        self.query_one("#cause", Static).update(cause_markup(self.data))
+        tree = self.query_one(DecisionTree)
+        tree.show(self.model, focus_key=key)
+        tree.focus()
+        self.show_node(key)
+        outcome = (self.model.steps.get(key) or {}).get("means", "")
+        self.notify(f"{name} = {choice or 'skipped'}: {outcome}", title="The walk continued")
+
+    def action_raw(self) -> None:
+        from allreduce_doctor.tui.dialogs.raw import RawDialog
+        from allreduce_doctor.tui.state import raw_facts
+
+        if self.selected is None:
+            return
+        facts = raw_facts(self.session, self.model.fact_refs(self.selected))
+        self.app.push_screen(RawDialog(self.selected, facts, self.session.catalogue))
+
+    def action_collapse(self) -> None:
+        self.query_one(DecisionTree).collapse_to_path()
+
+    def action_probes(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,1 @@
+"""Widgets of the diagnosis screen."""

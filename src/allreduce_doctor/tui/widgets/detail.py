@@ -1,0 +1,117 @@
+"""The right-hand panels of the diagnosis screen, as Textual content markup: the selected node
+(why, deciding evidence observed vs expected with its source, what the outcome means) and the
+root cause (cause, severity, owner, remediation, verification, secondary findings).
+
+Colours are theme variables ($text-error, ...) so dark and light themes both stay readable;
+every badge also carries a word, so nothing depends on colour alone."""
+
+from __future__ import annotations
+
+from allreduce_doctor.report import VERDICT_WORDS, short
+from allreduce_doctor.tui.text import esc
+from allreduce_doctor.tui.tree_model import BADGES, FAIL, NOT_REACHED, PASS, UNKNOWN, NodeView
+
+STATUS_STYLE = {PASS: "$text-success", FAIL: "$text-error b", UNKNOWN: "$text-warning b", NOT_REACHED: "$text-muted"}
+OBS_STYLE = {"ok": "$text-success", "missing": "$text-warning", "error": "$text-error", "not_applicable": "$text-muted"}
+VERDICT_STYLE = {"fault": "$text-error b", "healthy": "$text-success b", "inconclusive": "$text-warning b"}
+
+
+def badge(status: str) -> str:
+    return f"[{STATUS_STYLE[status]}]\\[{BADGES[status]}][/]"
+
+
+def _section(title: str) -> str:
+    return f"\n[b $text-accent]{title}[/]"
+
+
+def node_markup(v: NodeView) -> str:
+    """The selected node: what it checks, why, the evidence, and what its outcome means."""
+    out = [f"{badge(v.status)} [b]{esc(v.title)}[/]", f"[$text-muted]{esc(v.key)} · {v.kind}[/]"]
+    if v.secondary:
+        out.append("[$text-error]Off the path taken, but this check failed too: a secondary finding.[/]")
+    if v.why:
+        out += [_section("Why this is checked"), esc(v.why)]
+    if v.summary:
+        out += [_section("What it means"), esc(v.summary)]
+    if v.check:
+        out += [_section("Check"), f"[$text-primary]{esc(v.check)}[/]"]
+    if v.ask:
+        given = f"answered [b]{esc(v.answered)}[/]" if v.answered else "[$text-warning]not answered[/]"
+        out.append(f"{esc(v.answer_name)}: {given} (choices: {esc(', '.join(v.choices))})")
+    if v.status == NOT_REACHED:
+        out += [_section("Outcome"), "[$text-muted]Not reached: the walk did not come here.[/]"]
+    elif v.outcome is not None:
+        out += [_section("Outcome"), f"[b]{esc(v.outcome)}[/]: {esc(v.means)}"]
+    if v.evidence:
+        out.append(_section("Deciding evidence (observed vs expected)"))
+        for row in v.evidence:
+            status = row.get("status") or "?"
+            out.append(f"[b]{esc(row.get('fact'))}[/] [{OBS_STYLE.get(status, '$text-muted')}]\\[{esc(status)}][/]")
+            out.append(f"  observed: {esc(short(row.get('observed'), 300, collection=True))}")
+            if row.get("expected"):
+                out.append(f"  expected: {esc(row['expected'])}")
+            out.append(f"  source:   {esc(row.get('source') or '-')}")
+            if row.get("reason"):
+                out.append(f"  [$text-warning]reason: {esc(row['reason'])}[/]")
+    elif v.expected:
+        out += [_section("Expected"), esc(v.expected)]
+    if v.value not in (None, "", [], {}):
+        out += [_section("Deciding value"), esc(short(v.value, 400))]
+    if v.kind in ("check", "question") and v.status != NOT_REACHED or v.evidence:
+        out.append("\n[$text-muted]r: raw value of the facts read here[/]")
+    if v.branches:
+        out.append(_section("Outcomes"))
+        for b in v.branches:
+            mark = "[b]>[/]" if b.taken else " "
+            out.append(f"{mark} {esc(b.label)} -> {esc(b.target)}: [$text-muted]{esc(b.means)}[/]")
+    return "\n".join(out)
+
+
+def verdict_markup(d: dict, where: str) -> str:
+    verdict = d.get("verdict", "inconclusive")
+    rc = d.get("root_cause") or {}
+    healthy = d.get("healthy") or {}
+    head = f"[{VERDICT_STYLE.get(verdict, 'b')}]{VERDICT_WORDS.get(verdict, verdict.upper())}[/]"
+    if rc:
+        head += f": [b]{esc(rc['id'])}[/] ({esc(rc.get('severity'))}, owner {esc(rc.get('owner'))})"
+    elif healthy.get("id"):
+        head += f": {esc(healthy['id'])}"
+    fabric = (d.get("context") or {}).get("fabric") or "?"
+    return f"{head}  [$text-muted]{esc(where)} ({esc(fabric)})[/]"
+
+
+def _listed(out: list[str], title: str, lines: list[str]) -> None:
+    """A titled section, only when it has lines."""
+    if lines:
+        out.append(_section(title))
+        out += lines
+
+
+def cause_markup(d: dict) -> str:
+    """The root cause (or healthy end), the fix, how to verify it, secondary findings."""
+    rc = d.get("root_cause")
+    healthy = d.get("healthy") or {}
+    out = []
+    if rc:
+        out.append(f"[$text-error b]{esc(rc['id'])}[/]  {esc(rc.get('title', ''))}")
+        out.append(f"severity [b]{esc(rc.get('severity'))}[/] · owner [b]{esc(rc.get('owner'))}[/] · at {esc(rc.get('node'))}")
+        if rc.get("summary"):
+            out += ["", esc(rc["summary"])]
+    elif healthy:
+        out.append(f"[$text-success b]{esc(healthy.get('id'))}[/]  {esc(healthy.get('title', ''))}")
+        if healthy.get("summary"):
+            out += ["", esc(healthy["summary"])]
+    else:
+        out.append("[$text-warning b]No root cause named.[/]")
+    _listed(out, "Remediation", [f"{i}. \\[{esc(r.get('owner', '-'))}] {esc(r['step'])}"
+                                 for i, r in enumerate(d.get("remediation") or [], 1)])
+    _listed(out, "Verification", [f"- {esc(v)}" for v in d.get("verification") or []])
+    _listed(out, "Next steps", [f"- {esc(s)}" for s in healthy.get("next_steps") or []])
+    others = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
+    _listed(out, "Secondary findings", [
+        f"- [b]{esc(f['cause'])}[/] ({esc(f.get('severity'))}, owner {esc(f.get('owner'))}): {esc(f.get('title', ''))}"
+        for f in others] or ["[$text-muted]none[/]"])
+    _listed(out, "Inconclusive (missing evidence is never healthy)",
+            [f"- {esc(i.get('node'))}: {esc(i.get('reason'))}" for i in d.get("inconclusive") or []])
+    _listed(out, "Questions (a: answer)", [f"- {esc(q.get('node'))}: {esc(q.get('reason'))}" for q in d.get("unanswered") or []])
+    return "\n".join(out)
