@@ -117,4 +117,4 @@ def test_docs_screenshot_is_the_diagnosis_screen():
 
 def test_no_stray_goldens():
     names = {p.stem for p in GOLDEN.glob("*.txt")}
-    assert names <= {"probing", "diagnosis", "diagnosis-light", "question", "raw", "help", "export", "watch"}
+    assert names <= {"probing", "diagnosis", "diagnosis-light", "question", "raw", "help", "export", "watch", "fleet"}

@@ -41,6 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="report format (default text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--export", metavar="FORMAT", help="write a ticket document in FORMAT instead of the report")
+    p.add_argument("--tui", action="store_true",
+                   help="show the fleet in the terminal UI: settings by node, enter drills into a node's diagnosis")
     return p
 
 
@@ -55,6 +57,19 @@ def _check(args) -> None:
             raise DoctorError(f"{flag} {value:g}: expected {low} to {high} {unit}")
     if not SAFE_PYTHON.fullmatch(args.remote_python):
         raise DoctorError(f"--remote-python {args.remote_python!r}: expected a command name or path")
+
+
+def _check_tui(args) -> None:
+    import sys
+
+    from allreduce_doctor.errors import DoctorError
+
+    if not args.tui:
+        return
+    if args.output or args.export or args.format != "text":
+        raise DoctorError("--tui shows the fleet in the terminal; drop --format, --output and --export")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise DoctorError("--tui needs a terminal on stdin and stdout; without --tui the fleet report is printed")
 
 
 def _collect(args, nodes: list[str] | str, out_dir):
@@ -94,6 +109,7 @@ def run(args) -> int:
     from allreduce_doctor.fleet.sources import find_bundles
 
     _check(args)
+    _check_tui(args)
     answers = _parse_answers(args.answer)
     per_node = _directory(args.per_node, "--per-node") if args.per_node else None
     with tempfile.TemporaryDirectory(prefix="allreduce-doctor-fleet-") as tmp:
@@ -116,9 +132,13 @@ def run(args) -> int:
             results, digests = analyze(bundles, args.fabric, answers, args.jobs or None, per_node, bar.update)
         finally:
             bar.close()
-    n = len(results) + len(unreachable)
-    data = fleet_diagnosis(results, unreachable, {"source": f"fleet of {n} node{'s' if n != 1 else ''}, {source}", "tool_version": __version__,
-                                                  **digests})
+        n = len(results) + len(unreachable)
+        data = fleet_diagnosis(results, unreachable, {"source": f"fleet of {n} node{'s' if n != 1 else ''}, {source}",
+                                                      "tool_version": __version__, **digests})
+        if args.tui:  # inside the with: a node's diagnosis is read from its bundle, which may be in tmp
+            from allreduce_doctor.tui.app import run_fleet
+
+            return run_fleet(data, {node: bundles[node] for node in results if node in bundles}, args.fabric, args.answer)
     if args.export:
         from allreduce_doctor.export import render_export
 

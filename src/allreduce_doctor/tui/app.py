@@ -20,11 +20,12 @@ class DoctorApp(App[int]):
         Binding("t", "toggle_theme", "Theme", show=False, tooltip="switch between the dark and the light theme"),
     ]
 
-    def __init__(self, session=None, args=None, watch: tuple | None = None) -> None:
+    def __init__(self, session=None, args=None, watch: tuple | None = None, fleet: tuple | None = None) -> None:
         super().__init__()
         self.session = session  # else built by the probing screen from the diagnose arguments
         self.args = args
         self.watch_only = watch  # (catalogue, host, interval, label) for `allreduce-doctor watch`
+        self.fleet = fleet  # (data, bundles, fabric, answers) for `allreduce-doctor fleet --tui`
         self.data: dict | None = None
         self.error: Exception | None = None  # what stopped the probes; raised again after exit
 
@@ -32,7 +33,11 @@ class DoctorApp(App[int]):
         from allreduce_doctor.tui.screens.probing import ProbingScreen
         from allreduce_doctor.tui.screens.watch import WatchScreen
 
-        if self.watch_only is not None:
+        if self.fleet is not None:
+            from allreduce_doctor.tui.screens.fleet import FleetScreen
+
+            self.push_screen(FleetScreen(*self.fleet))
+        elif self.watch_only is not None:
             self.push_screen(WatchScreen(*self.watch_only))
         else:
             self.push_screen(ProbingScreen(self.session, self.args))
@@ -53,7 +58,8 @@ class DoctorApp(App[int]):
         if self.error is not None:
             code = EXIT_BAD_INPUT if isinstance(self.error, DoctorError) else EXIT_INTERNAL
         else:
-            code = VERDICT_EXIT.get((self.data or {}).get("verdict"), 0) if self.data else 0
+            data = self.fleet[0] if self.fleet else self.data  # a fleet exits with the fleet's verdict
+            code = VERDICT_EXIT.get((data or {}).get("verdict"), 0) if data else 0
         self.exit(code, return_code=code)
 
     def action_help(self) -> None:
@@ -77,7 +83,7 @@ class DoctorApp(App[int]):
         from allreduce_doctor.tui.screens.watch import WatchScreen
         from allreduce_doctor.tui.state import watch_host, where
 
-        session = self.session
+        session = getattr(self.screen, "session", None) or self.session  # a fleet's node has its own
         if session is None:
             self.notify("Still loading the runbooks: watch opens once the probes have started.")
             return
@@ -105,3 +111,9 @@ def run_app(args) -> int:
 def run_watch(catalogue, host, interval: float, label: str) -> int:
     app = DoctorApp(watch=(catalogue, host, interval, label))
     return app.run() or 0
+
+
+def run_fleet(data: dict, bundles: dict, fabric: str, answers: list[str]) -> int:
+    app = DoctorApp(fleet=(data, bundles, fabric, answers))
+    code = app.run()
+    return code or 0

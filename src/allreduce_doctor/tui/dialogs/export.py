@@ -52,6 +52,7 @@ def save(path: str, text: str) -> str:
 
 class ExportDialog(ModalScreen):
     BINDINGS = [Binding("ctrl+s", "save", "Save", tooltip="save to the file named below (enter in the name does too)"),
+                Binding("ctrl+p", "post", "Post", tooltip="post it to GitHub or Jira: a form for the target, repository or project, base URL"),
                 Binding("escape", "dismiss", "Close", tooltip="close the export dialog")]
 
     def __init__(self, data: dict) -> None:
@@ -73,6 +74,7 @@ class ExportDialog(ModalScreen):
             with Horizontal(id="export-bottom"):
                 yield Input(default_name(self.data, self.fmt), id="export-path")
                 yield Button("Save", id="export-save", variant="primary")
+                yield Button("Post", id="export-post")
                 yield Button("Close", id="export-close")
             yield Static("", id="export-status")
             yield Footer()
@@ -105,8 +107,15 @@ class ExportDialog(ModalScreen):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "export-save":
             self.action_save()
+        elif event.button.id == "export-post":
+            self.action_post()
         elif event.button.id == "export-close":
             self.dismiss()
+
+    def action_post(self) -> None:
+        from allreduce_doctor.tui.dialogs.post import PostDialog
+
+        self.app.push_screen(PostDialog(self.data))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_save()

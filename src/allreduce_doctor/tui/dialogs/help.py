@@ -30,8 +30,10 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(where, [(keys, what)]) for the app and every screen and dialog."""
     from allreduce_doctor.tui.app import DoctorApp
     from allreduce_doctor.tui.dialogs.export import ExportDialog
+    from allreduce_doctor.tui.dialogs.post import PostDialog
     from allreduce_doctor.tui.dialogs.raw import RawDialog
     from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+    from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
     from allreduce_doctor.tui.screens.probing import ProbingScreen
     from allreduce_doctor.tui.screens.watch import WatchScreen
 
@@ -45,6 +47,9 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Watch screen", rows(WatchScreen)),
         ("Raw value dialog", rows(RawDialog)),
         ("Export dialog", rows(ExportDialog) + [("up / down, enter", "choose the format (the preview follows)")]),
+        ("Post dialog", rows(PostDialog) + [("left / right, enter", "choose github or jira (the defaults follow)")]),
+        ("Fleet screen", rows(FleetScreen) + [("enter", "on a node: its own diagnosis; on a setting: its first odd node")]),
+        ("A fleet's node", rows(NodeDiagnosisScreen)),
         ("Help", rows(HelpDialog)),
         ("Navigation", NAVIGATION),
     ]

@@ -1,0 +1,140 @@
+"""The fleet screen (`allreduce-doctor fleet ... --tui`): the compared settings (majority value,
+then the odd nodes with their values highlighted) and the nodes with their own verdicts. Enter
+on a node diagnoses its bundle in a thread worker, exactly as `diagnose --snapshot NODE.tar.gz`,
+and opens it on the diagnosis screen; esc comes back to the fleet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.tui.fleet_model import fleet_title, node_rows, setting_rows
+from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+from allreduce_doctor.tui.text import esc
+from allreduce_doctor.tui.widgets.detail import VERDICT_STYLE
+
+ODD_STYLE = "$text-error b"
+
+
+def _cell(markup: str) -> Content:
+    return Content.from_markup(markup)
+
+
+def _add_rows(table: DataTable, columns: tuple[str, ...], rows: list[tuple[str, list]]) -> None:
+    """Columns as wide as their widest cell (the table does not measure styled content itself)."""
+    plain = [[c.plain if isinstance(c, Content) else str(c) for c in cells] for _, cells in rows]
+    for i, name in enumerate(columns):
+        table.add_column(name, width=max([len(name)] + [len(p[i]) for p in plain]))
+    for key, cells in rows:
+        table.add_row(*cells, key=key)
+
+
+class NodeDiagnosisScreen(DiagnosisScreen):
+    """One node of the fleet on the usual diagnosis screen, with a way back."""
+
+    BINDINGS = [Binding("escape", "back", "Fleet", tooltip="back to the fleet (p does too)")]
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.app.data = self.data  # export, and the watch, follow the node shown
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class FleetScreen(Screen):
+    BINDINGS = [
+        Binding("d", "drill", "Node", tooltip="the selected node's own diagnosis (enter does too)"),
+        Binding("e", "app.export", "Export", tooltip="export the fleet's diagnosis: choose a format, preview, save, post"),
+    ]
+
+    def __init__(self, data: dict, bundles: dict[str, Path], fabric: str = "auto", answers: list[str] | None = None) -> None:
+        super().__init__()
+        self.data = data
+        self.bundles = bundles
+        self.fabric = fabric
+        self.answers = list(answers or [])
+
+    def compose(self) -> ComposeResult:
+        style = VERDICT_STYLE.get(self.data["verdict"], "b")
+        title, _, counts = fleet_title(self.data).partition(" · ")
+        where = (self.data.get("context") or {}).get("host") or "fleet"
+        yield Static(f"[{style}]{esc(title)}[/]  [$text-muted]{esc(where)} · {esc(counts)}[/]", id="fleet-title")
+        yield DataTable(id="fleet-settings", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="fleet-nodes", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        fleet = self.data["fleet"]
+        settings = self.query_one("#fleet-settings", DataTable)
+        settings.border_title = "Settings: the odd nodes, then the majority"
+        rows = []
+        for row in setting_rows(fleet):
+            odd = "  ".join(f"{esc(n)}=[{ODD_STYLE}]{esc(v)}[/]" for n, v in row.odd) or "[$text-muted]all agree[/]"
+            rows.append((row.key, [row.key, _cell(odd), row.majority]))
+        _add_rows(settings, ("setting", "odd nodes", "majority (nodes)"), rows)
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        nodes.border_title = "Nodes: enter shows a node's own diagnosis"
+        rows = []
+        for row in node_rows(fleet):
+            style = VERDICT_STYLE.get(row.verdict, "$text-error b")
+            named = f"[{ODD_STYLE}]{esc(', '.join(row.named_by))}[/]" if row.named_by else ""
+            rows.append((row.node, [row.node, _cell(f"[{style}]{esc(row.verdict)}[/]"), row.cause, _cell(named)]))
+        _add_rows(nodes, ("node", "verdict", "root cause", "odd in"), rows)
+        nodes.focus()
+
+    def on_screen_resume(self) -> None:
+        self.app.data = self.data  # back from a node: export and quit are the fleet's again
+
+    # -- drilling into a node ------------------------------------------------------------------
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "fleet-nodes":
+            self.drill(str(event.row_key.value))
+        else:  # a setting: its first odd node
+            row = next(r for r in setting_rows(self.data["fleet"]) if r.key == event.row_key.value)
+            if row.odd:
+                self.drill(row.odd[0][0])
+
+    def action_drill(self) -> None:
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        if nodes.row_count:
+            self.drill(str(nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value))
+
+    def drill(self, node: str) -> None:
+        if node not in self.bundles:
+            why = self.data["fleet"]["nodes_unreachable"].get(node, "no bundle")
+            self.notify(f"{node} gave no bundle: {why}", severity="warning")
+            return
+        if any(w.name == "node" and w.is_running for w in self.workers):
+            return
+        self.notify(f"Diagnosing {node} from its bundle...")
+        self.run_worker(lambda: self._diagnose(node), thread=True, name="node", exit_on_error=False)
+
+    def _diagnose(self, node: str):
+        """The node's Session and diagnosis: `diagnose --snapshot BUNDLE` with the fleet's fabric and answers."""
+        from allreduce_doctor.cli import build_parser
+        from allreduce_doctor.commands import build_session
+        from allreduce_doctor.tui.state import diagnosis_data
+
+        argv = ["diagnose", "--snapshot", str(self.bundles[node]), "--fabric", self.fabric]
+        argv += [f"--answer={a}" for a in self.answers]
+        session = build_session(build_parser().parse_args(argv), interactive=True)
+        session.observe()
+        return session, diagnosis_data(session, session.diagnose())
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "node":
+            return
+        if event.state == WorkerState.SUCCESS:
+            session, data = event.worker.result
+            self.app.push_screen(NodeDiagnosisScreen(session, data))
+        elif event.state == WorkerState.ERROR:
+            err = event.worker.error
+            self.notify(str(err) if isinstance(err, DoctorError) else f"{type(err).__name__}: {err}", severity="error")
