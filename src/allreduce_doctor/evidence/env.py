@@ -1,0 +1,162 @@
+"""Environment and launcher lines: which NCCL variables the job ran with, and how it was launched.
+
+Accepted spellings: `export NCCL_X=Y`, `NCCL_X=Y cmd ...` (assignments that start a line), env
+dumps (`NCCL_X=Y` alone), `-x NCCL_X=Y` / `-x NCCL_X` (mpirun), `--env`, `-e`, `-genv NCCL_X Y`,
+`--export=...,NCCL_X=Y` (Slurm), `ENV NCCL_X=Y` (Dockerfile), `- name: NCCL_X` + `value: Y`
+(Kubernetes), `os.environ["NCCL_X"] = "Y"`, and NCCL's own `NCCL_X set by environment to Y`.
+An assignment in the middle of prose ("it works with NCCL_P2P_DISABLE=1") is not taken: only
+what a command or a config sets counts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.evidence.lines import Where
+
+_VALUE = r"""("[^"]*"|'[^']*'|[^\s;&|#`]+)"""
+_PROMPT_RE = re.compile(r"^\s*(?:[\w.@-]*[$#>]\s+|\$\s*)?(?:sudo\s+(?:-E\s+)?)?")
+_LEAD_RE = re.compile(rf"^(?:export\s+|set\s+|ENV\s+|env\s+)?(NCCL_[A-Z0-9_]+)={_VALUE}")
+_SPACED_RE = re.compile(rf"^(?:setenv|ENV)\s+(NCCL_[A-Z0-9_]+)\s+{_VALUE}")
+_CHAIN_RE = re.compile(rf"^(NCCL_[A-Z0-9_]+)={_VALUE}\s*")
+_FLAG_RE = re.compile(rf"(?:^|\s)(?:-x|--env|-e)\s*(NCCL_[A-Z0-9_]+)(?:={_VALUE})?")
+_GENV_RE = re.compile(rf"(?:^|\s)-genv\s+(NCCL_[A-Z0-9_]+)\s+{_VALUE}")
+_EXPORT_LIST_RE = re.compile(r"--export[=\s]\S*")
+_PYENV_RE = re.compile(rf"""environ(?:\[|\.setdefault\(|\.update\(\{{?)\s*["'](NCCL_[A-Z0-9_]+)["']\s*[\],:]?\s*=?\s*["']([^"']*)["']""")
+_REPORTED_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+?)\.?\s*$")
+_CONTAINER_RE = re.compile(r"^(?:\S*/)?(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b")
+_K8S_NAME_RE = re.compile(r"^\s*-?\s*name:\s*[\"']?(NCCL_[A-Z0-9_]+)[\"']?\s*$")
+_K8S_VALUE_RE = re.compile(r"""^\s*value:\s*["']?([^"'\s]*)["']?\s*$""")
+_YAML_MAP_RE = re.compile(r"""^\s*(NCCL_[A-Z0-9_]+):\s*["']?([^"'\s#]+)["']?\s*$""")
+_LAUNCH_RE = re.compile(r"^(?:\S*/)?(mpirun|mpiexec|srun|torchrun|horovodrun|deepspeed|python3?|\w+_perf(?:_mpi)?)(?:\s|$)")
+_NP_RE = re.compile(r"(?:^|\s)(?:-np|-n|--np|--ntasks)[=\s]+(\d+)")
+_HOSTS_RE = re.compile(r"(?:^|\s)(?:-H|--host|-host)[=\s]+([\w.,:-]+)")
+_NODES_RE = re.compile(r"(?:^|\s)(?:-N|--nodes|--nnodes)[=\s]+(\d+)")
+_PERNODE_RE = re.compile(r"(?:^|\s)(?:--nproc[_-]per[_-]node|--ntasks-per-node|-npernode|--npernode|-ppn|--map-by\s+ppr:)"
+                         r"[=\s:]*(\d+)")
+_TEST_RE = re.compile(r"\b(\w+)_perf(?:_mpi)?\b")
+_GPUS_RE = re.compile(r"(?:^|\s)-g[=\s]+(\d+)")
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return value
+
+
+class EnvLog:
+    """NCCL variables and launch parameters found anywhere in the evidence."""
+
+    def __init__(self) -> None:
+        self.vars: dict[str, dict] = {}  # name -> {value, source, from_nccl}
+        self.forwarded: dict[str, str] = {}  # `-x NCCL_X` without a value -> where
+        self.launch: dict = {}
+        self.where = Where()
+        self._k8s_name: str | None = None
+
+    def set(self, name: str, value: str | None, where: str, from_nccl: bool = False) -> None:
+        value = _clean(value)
+        if value is None:
+            self.forwarded.setdefault(name, where)
+            return
+        if value.startswith("$"):
+            value = None  # an unexpanded shell reference says nothing about the value
+        old = self.vars.get(name)
+        if old and old["from_nccl"] and not from_nccl:
+            return  # what NCCL itself reported wins over what a command line claims
+        self.vars[name] = {"value": value, "source": where, "from_nccl": from_nccl}
+        self.where.add(where)
+
+    def feed(self, text: str, where: str) -> str | None:
+        """Take one line; returns 'env', 'command' or None when it sets nothing."""
+        line = _PROMPT_RE.sub("", text, count=1).rstrip()
+        found = False
+        if self._k8s_name:
+            m = _K8S_VALUE_RE.match(line)
+            if m:
+                self.set(self._k8s_name, m.group(1), where)
+                found = True
+            self._k8s_name = None
+        m = _REPORTED_RE.search(line)
+        if m:
+            self.set(m.group(1), m.group(2), where, from_nccl=True)
+            return "env"
+        m = _K8S_NAME_RE.match(line)
+        if m:
+            self._k8s_name = m.group(1)
+            self.where.add(where)
+            return "env"
+        m = _YAML_MAP_RE.match(line)
+        if m:
+            self.set(m.group(1), m.group(2), where)
+            return "env"
+        rest = self._leading(line, where)
+        found |= rest is not line
+        for m in _FLAG_RE.finditer(line):
+            self.set(m.group(1), m.group(2), where)
+            found = True
+        for m in _GENV_RE.finditer(line):
+            self.set(m.group(1), m.group(2), where)
+            found = True
+        for chunk in _EXPORT_LIST_RE.findall(line):  # Slurm: --export=ALL,NCCL_A=1,NCCL_B=2
+            for item in chunk[9:].split(","):
+                name, sep, value = item.partition("=")
+                if sep and re.fullmatch(r"NCCL_[A-Z0-9_]+", name):
+                    self.set(name, value, where)
+                    found = True
+        for m in _PYENV_RE.finditer(line):
+            self.set(m.group(1), m.group(2), where)
+            found = True
+        launched = self._launch(rest.lstrip(), line, where)
+        if launched:
+            return "command"
+        return "env" if found else None
+
+    def _leading(self, line: str, where: str) -> str:
+        """Take the assignments a line starts with; returns the rest (the line itself if none)."""
+        m = _LEAD_RE.match(line) or _SPACED_RE.match(line)
+        if not m:
+            return line
+        self.set(m.group(1), m.group(2), where)
+        rest = line[m.end():].lstrip()
+        while True:  # NCCL_A=1 NCCL_B=2 cmd ...
+            m = _CHAIN_RE.match(rest)
+            if not m:
+                return rest
+            self.set(m.group(1), m.group(2), where)
+            rest = rest[m.end():]
+
+    def _launch(self, command: str, line: str, where: str) -> bool:
+        if _CONTAINER_RE.match(command):  # does the container get the RDMA devices?
+            self.launch["container"] = {"ib_devices": "/dev/infiniband" in line or "--privileged" in line,
+                                        "host_network": "--network=host" in line or "--net=host" in line,
+                                        "source": where}
+            self.where.add(where)
+            return True
+        if not _LAUNCH_RE.match(command) or len(line) > 4000:
+            return False
+        info = self.launch
+        for key, rx in (("np", _NP_RE), ("nodes", _NODES_RE), ("per_node", _PERNODE_RE), ("gpus_per_proc", _GPUS_RE)):
+            hit = rx.search(line)
+            if hit:
+                info.setdefault(key, int(hit.group(1)))
+        hit = _HOSTS_RE.search(line)
+        if hit and "hosts" not in info:
+            hosts = [h.split(":")[0] for h in hit.group(1).split(",") if h]
+            slots = [int(h.split(":")[1]) for h in hit.group(1).split(",") if h.count(":") == 1
+                     and h.split(":")[1].isdigit()]
+            info["hosts"] = hosts[:256]
+            if slots and len(slots) == len(hosts):
+                info.setdefault("per_node", max(slots))
+        test = _TEST_RE.search(line)
+        if test and "test" not in info:
+            info["test"] = test.group(1)
+        info.setdefault("source", where)
+        self.where.add(where)
+        return True
+
+    def values(self) -> dict[str, str]:
+        return {k: v["value"] for k, v in sorted(self.vars.items()) if v["value"] is not None}

@@ -1,0 +1,159 @@
+"""Turn what the scanner collected into Observations (one per fact, each with the FILE:LINE
+ranges it rests on) and the report of what was recognized."""
+
+from __future__ import annotations
+
+from allreduce_doctor.evidence import checks, host, job, rdma
+from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.evidence.segmenter import Scanner
+from allreduce_doctor.observations import OK, Observation
+
+# Node facts a pasted tool output reproduces exactly (same parser as the probe that reads it).
+NODE_FACTS = {
+    "ibstat": "tools.ibstat",
+    "ibv_devinfo": "tools.ibv_devinfo",
+    "show_gids": "tools.show_gids",
+    "ibdev2netdev": "tools.ibdev2netdev",
+    "lspci": "pci.lspci",
+    "nvidia_smi_topo": "gpu.topo",
+    "nvidia_smi_nvlink": "gpu.nvlink",
+    "nvidia_smi_q": "gpu.fabric",
+}
+# The evidence facts of probes/evidence.yaml, by the recognizer named there.
+RECOGNIZERS = {
+    "nccl_log": "log.nccl",
+    "environment": "log.env",
+    "nccl_tests": "log.tests",
+    "rdma_tools": "log.rdma",
+    "host_tools": "log.host",
+    "combined": "log.job",
+}
+
+
+def _obs(fact: str, value, where: str, recognizer: str) -> Observation:
+    return Observation(fact, value, OK, where or "no such lines in the evidence", "", f"evidence:{recognizer}")
+
+
+def _blocks_where(blocks: list[dict], tools: set[str]) -> Where:
+    w = Where()
+    for b in blocks:
+        if b["tool"] in tools:
+            w.add_range(b["file"], b["first"], b["last"])
+    return w
+
+
+def nccl_value(scanner: Scanner) -> dict:
+    n = scanner.nccl
+    per_host = n.host_networks()
+    return {
+        "lines": n.lines, "version": n.version, "network": n.network(),
+        "host_networks": {h: v for h, (v, _) in sorted(per_host.items())[:32]},
+        "hosts": len([h for h in n.hosts if h != "?"]), "host_names": sorted(h for h in n.hosts if h != "?")[:16],
+        "nranks": n.nranks or None, "nnodes": n.nnodes, "local_ranks": n.local_ranks,
+        "transports": sorted(n.transports)[:32],
+        "hcas": {h: hcas for h, per in list(n.net_using.items())[:16]
+                 if (hcas := sorted(v for net, s in per.items() if net != "Socket" for v in s))},
+        "hca_layers": dict(sorted(n.hca_layers.items())[:32]),
+        "socket_ifaces": {h: [f"{i}:{a}" for i, a in v[:4]] for h, v in list(n.socket_ifaces.items())[:16]},
+        "bootstrap": {h: [f"{i}:{a}" for i, a in v[:2]] for h, v in list(n.bootstrap.items())[:16]},
+        "oob": {h: [f"{i}:{a}" for i, a in v[:2]] for h, v in list(n.oob.items())[:16]},
+        "plugin": n.plugin, "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
+        "ring_channels": n.ring_channels or None, "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
+        "topo_file": n.topo_file, "errors": n.errors, "other_warnings": n.warn_other.to_dict(),
+        "error_traces": dict(n.trace_files.most_common(6)), "sources": dict(n.where.keys),
+    }
+
+
+def build(scanner: Scanner) -> tuple[list[Observation], dict]:
+    for name, (value, where) in scanner.nccl.env.items():
+        scanner.env.set(name, value, where, from_nccl=True)
+    env = scanner.env.values()
+    tests = scanner.tests.summary()
+    rdma_v = rdma.summarize(scanner.blocks)
+    host_v = host.summarize(scanner.blocks, scanner.cmdlines)
+    nccl_v = nccl_value(scanner)
+    job_v = combine(scanner, env, tests["main"], rdma_v, host_v, nccl_v["network"])
+    rdma_tools = {"ibstat", "ibstatus", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
+                  "ethtool_stats", "mlnx_qos"}
+    host_tools = {"lspci", "pcie_fragment", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_q", "kernel_log",
+                  "cuda_p2p"}
+    block_where = _blocks_where(scanner.blocks, rdma_tools)
+    host_where = _blocks_where(scanner.blocks, host_tools)
+    for _text, where in scanner.cmdlines:
+        host_where.add(where)
+    job_where = Where()
+    for w in (scanner.nccl.where, scanner.env.where, scanner.tests.where, block_where, host_where):
+        job_where.merge(w)
+    obs = [
+        _obs("log.nccl", nccl_v, scanner.nccl.where.text(), "nccl_log"),
+        _obs("log.env", {"vars": env, "sources": {k: v["source"] for k, v in sorted(scanner.env.vars.items())},
+                         "forwarded": sorted(scanner.env.forwarded), "launch": scanner.env.launch},
+             scanner.env.where.text(), "environment"),
+        _obs("log.tests", tests, scanner.tests.where.text(), "nccl_tests"),
+        _obs("log.rdma", rdma_v, block_where.text(), "rdma_tools"),
+        _obs("log.host", host_v, host_where.text(), "host_tools"),
+        _obs("log.job", job_v, job_where.text(), "combined"),
+    ]
+    obs += node_facts(scanner, host_v)
+    return obs, report(scanner, obs)
+
+
+def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v: dict, network: str) -> dict:
+    nccl = scanner.nccl
+    sc = job.scope(nccl, scanner.env.launch, run)
+    fab = job.fabric(nccl, rdma_v, env)
+    nic = job.nics(nccl, rdma_v, env, fab)
+    gid_v = job.gid(nccl, rdma_v, env, fab)
+    mtu_v = job.mtu(nccl, rdma_v)
+    used = checks.used_ports(nccl, rdma_v, env)
+    port_v = checks.ports(rdma_v, fab, used)
+    single = bool(nic["basis"] == "nccl_log" and nic["per_node"] == 1 and sc["scope"] == "inter"
+                  and (sc["ranks_per_node"] or 0) > 1)
+    return {
+        **sc, "network": network, "fabric": fab, "nics": nic, "single_nic": single,
+        "bandwidth": job.bandwidth(run, nic, sc["scope"]), "gdr": job.gdr(nccl, env), "gid": gid_v, "mtu": mtu_v,
+        "connections": job.connections(nccl, fab, gid_v, mtu_v, env), "bridge_network": job.bridge(nccl),
+        "bad_socket_ifaces": checks.socket_ifaces(nccl, env, network), "tuning": checks.tuning(env, nic["per_node"]),
+        "channels": checks.channels(nccl, nic, sc["scope"]), "ports": port_v,
+        "hca_problems": checks.hca(nccl, rdma_v, env, fab, used), "ib_devices_hidden": checks.ib_devices_hidden(
+            nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
+        "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
+        "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
+    }
+
+
+def node_facts(scanner: Scanner, host_v: dict) -> list[Observation]:
+    out: dict[str, Observation] = {}
+    dmesg: list = []
+    dmesg_where = Where()
+    for b in scanner.blocks:
+        fact = NODE_FACTS.get(b["tool"])
+        if b["tool"] == "kernel_log" and b["value"] is not None:
+            dmesg += b["value"]
+            dmesg_where.add_range(b["file"], b["first"], b["last"])
+            continue
+        if fact is None or b["value"] is None or fact in out:
+            continue
+        if fact == "gpu.nvlink" and not b.get("links_listed"):
+            continue  # nvidia-smi -L: GPU names, no links
+        out[fact] = Observation(fact, b["value"], OK, b["where"], "", f"evidence:{b['tool']}")
+    if dmesg:
+        out["kernel.dmesg"] = Observation("kernel.dmesg", dmesg[:5000], OK, dmesg_where.text(), "", "evidence:kernel_log")
+    cmd = host_v.get("cmdline")
+    if cmd:
+        out["kernel.cmdline"] = Observation("kernel.cmdline", cmd["value"], OK, cmd["source"], "", "evidence:proc_cmdline")
+    return list(out.values())
+
+
+def report(scanner: Scanner, obs: list[Observation]) -> dict:
+    totals: dict[str, int] = {}
+    for f in scanner.files:
+        for kind, _a, _b, n in f.segments:
+            totals[kind] = totals.get(kind, 0) + n
+    return {
+        "files": [f.to_dict() for f in scanner.files],
+        "recognized": dict(sorted(totals.items())),
+        "facts": {o.fact: o.source for o in obs},
+        "tool_outputs": [{"tool": b["tool"], "lines": b["where"], "parsed": b["error"] is None,
+                          **({"error": b["error"]} if b["error"] else {})} for b in scanner.blocks[:100]],
+    }

@@ -1,0 +1,136 @@
+"""log.host: what pasted host-side output says: ACS and PCIe links (lspci), the kernel command
+line (IOMMU), kernel messages, the GPU topology (nvidia-smi topo -m), NVLink, CUDA P2P."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from allreduce_doctor.errors import ParseError
+from allreduce_doctor.parsers import parse
+
+_ACS_RE = re.compile(r"ACSCtl\s*:\s*(.*)$")
+_LNK_RE = re.compile(r"Lnk(Sta|Cap)\s*:.*?Speed\s+([\d.]+)GT/s.*?Width\s+x(\d+)(.*)$")
+_FAULT_RE = re.compile(r"DMAR:.*fault|AMD-Vi:.*(IO_PAGE_FAULT|Event logged)|iommu.*fault", re.IGNORECASE)
+_XID_RE = re.compile(r"NVRM: Xid", re.IGNORECASE)
+_FLAP_IFACE_RE = re.compile(r"\b([\w.-]+): (?:lost carrier|gained carrier|link (?:is )?(?:down|up))", re.IGNORECASE)
+_GPU_NAME_RE = re.compile(r"^\s*GPU\s+\d+\s*:\s*(.*?)\s*\(UUID", re.IGNORECASE)
+
+
+def _acs_flags(text: str) -> dict:
+    return {t[:-1]: t[-1] == "+" for t in text.split() if len(t) > 1 and t[-1] in "+-"}
+
+
+def _span(numa: str | None) -> bool:
+    """'0-1' or '0,1': a GPU with affinity to several NUMA nodes (no bare-metal GPU has that)."""
+    if not numa or numa.upper() == "N/A":
+        return False
+    return "-" in numa or "," in numa
+
+
+def _topology(block: dict) -> dict:
+    value = block["value"] or {}
+    matrix = value.get("matrix") or {}
+    gpus = [g for g in matrix if g.startswith("GPU")]
+    paths = [cell for g in gpus for col, cell in matrix[g].items() if col != g]
+    numa = value.get("numa_affinity") or {}
+    cpus = value.get("cpu_affinity") or {}
+    all_phb = bool(paths) and all(p == "PHB" for p in paths)
+    numa_multi = bool(gpus) and all(_span(numa.get(g)) for g in gpus)
+    same_cpus = len(gpus) > 1 and len({cpus.get(g) for g in gpus}) == 1
+    return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
+            "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
+            "source": block["where"]}
+
+
+def _pcie(block: dict, acs: list, degraded: list) -> None:
+    if block["tool"] == "lspci" and block["value"]:
+        for dev in block["value"]:
+            if dev.get("acs_ctl") is not None:
+                acs.append({"device": dev["bdf"], "name": dev["name"][:80], "redirect": bool(dev["acs_redirect"]),
+                            "source": block["where"]})
+            cap, sta = dev.get("lnkcap") or {}, dev.get("lnksta") or {}
+            if cap and sta and ((sta.get("width") or 0) < (cap.get("width") or 0)
+                                or (sta.get("speed_gts") or 0) < (cap.get("speed_gts") or 0)):
+                name = dev["name"].lower()
+                if any(k in name for k in ("mellanox", "nvidia", "infiniband", "ethernet", "3d controller")):
+                    degraded.append({"device": dev["bdf"], "name": dev["name"][:80], "cap": cap, "sta": sta,
+                                     "source": block["where"]})
+    elif block["tool"] == "pcie_fragment":
+        for i, line in enumerate(block["lines"] or []):
+            where = f"{block['file']}:{block['first'] + i}"
+            m = _ACS_RE.search(line)
+            if m:
+                flags = _acs_flags(m.group(1))
+                acs.append({"device": None, "name": None, "flags": flags,
+                            "redirect": bool(flags.get("ReqRedir") or flags.get("CmpltRedir")), "source": where})
+            m = _LNK_RE.search(line)
+            if m and m.group(1) == "Sta" and "downgraded" in m.group(4).lower():
+                degraded.append({"device": None, "name": None, "sta": line.strip()[:120], "source": where})
+
+
+def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict | None, dict]:
+    cmdline = None
+    for text, where in cmdlines:
+        body = text.split("=", 1)[1] if text.startswith("GRUB_CMDLINE") else text
+        try:
+            value = parse("proc_cmdline", body.strip().strip("'\""))
+        except ParseError:
+            continue
+        cmdline = {"iommu": value["iommu"], "iommu_passthrough": value["iommu_passthrough"], "source": where,
+                   "value": value}
+    events: Counter = Counter()
+    flaps: Counter = Counter()
+    first: dict[str, str] = {}
+    for b in blocks:
+        if b["tool"] != "kernel_log" or not b["value"]:
+            continue
+        for i, row in enumerate(b["value"]):
+            kind = row["kind"]
+            text = row["text"]
+            if _FAULT_RE.search(text):
+                kind = "iommu_fault"
+            elif _XID_RE.search(text):
+                kind = "gpu_xid"
+            if kind == "link_flap" and (m := _FLAP_IFACE_RE.search(text)):
+                flaps[m.group(1)] += 1
+            if kind != "other":
+                events[kind] += 1
+                first.setdefault(kind, b["where"])
+    return cmdline, {"events": dict(events), "first": first, "flaps": dict(flaps)}
+
+
+def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
+    acs: list[dict] = []
+    degraded: list[dict] = []
+    topology = nvlink = p2p = None
+    gpu_models: set = set()
+    for b in blocks:
+        _pcie(b, acs, degraded)
+        if b["tool"] == "nvidia_smi_topo" and b["value"] and topology is None:
+            topology = _topology(b)
+        elif b["tool"] == "nvidia_smi_nvlink" and b["value"]:
+            gpus = b["value"].get("gpus") or {}
+            gpu_models.update(g["name"] for g in gpus.values() if g.get("name"))
+            links = [v for g in gpus.values() for v in g["links"].values()]
+            if b.get("links_listed"):  # nvlink -s (not the GPU list of nvidia-smi -L)
+                nvlink = {"gpus": len(gpus), "links": len(links), "inactive": sum(v is None for v in links),
+                          "all_inactive": b["value"]["all_inactive"], "speeds": sorted({v for v in links if v is not None}),
+                          "source": b["where"]}
+        elif b["tool"] == "cuda_p2p":
+            lines = b["lines"] or []
+            p2p = p2p or {"can": 0, "cannot": 0, "source": b["where"]}
+            p2p["can"] += sum("CAN Access" in x and "CANNOT" not in x for x in lines)
+            p2p["cannot"] += sum("CANNOT" in x for x in lines)
+    cmdline, kernel = _kernel(blocks, cmdlines)
+    faults = kernel["events"].get("iommu_fault", 0)
+    translating = bool(cmdline and cmdline["iommu"] == "on" and not cmdline["iommu_passthrough"]) or faults > 0
+    flaps = {k: v for k, v in kernel["flaps"].items() if v >= 2}
+    limited = kernel["events"].get("pcie_bandwidth_limited", 0)
+    if limited:
+        degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(
+            "pcie_bandwidth_limited")})
+    return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
+            "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
+            "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
+            "gpu_models": sorted(gpu_models)[:8]}

@@ -1,0 +1,234 @@
+"""log.job: what the pieces of evidence say together about the job. The runbook's conditions read
+these verdicts; each carries the values it was computed from, so a report shows the reasoning.
+
+Scope, fabric, NICs per node and line rate, measured against expected bus bandwidth
+(NICs per node x line rate; all_reduce busbw = algbw x 2(n-1)/n, as nccl-tests prints it), the
+GID NCCL uses, MTUs, GPUDirect RDMA, and how RDMA connections failed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import Counter
+
+from allreduce_doctor.evidence import checks
+from allreduce_doctor.evidence.nccl import NcclLog, _net_family
+
+AT_LIMIT = 0.7  # NCCL reaches ~0.9 of line rate at large sizes; below 0.7 something is wrong
+AVG_BELOW = 0.5  # the average over all sizes understates the peak: only a clear gap counts
+_MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+_CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error", "remote_error")
+_DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
+
+
+def _ver(text: str | None) -> tuple:
+    try:
+        return tuple(int(x) for x in (text or "").split("+")[0].split(".")[:3])
+    except ValueError:
+        return ()
+
+
+def scope(nccl: NcclLog, launch: dict, run: dict | None) -> dict:
+    hosts = {h for h in nccl.hosts if h != "?"}
+    test_hosts = set(run["hosts"]) if run else set()
+    launch_hosts = set(launch.get("hosts") or [])
+    nodes = max(len(hosts), len(test_hosts), len(launch_hosts), nccl.nnodes or 0, launch.get("nodes") or 0) or None
+    ranks = max(nccl.nranks, (run or {}).get("ranks") or 0, launch.get("np") or 0) or None
+    per_host = max((len({d for d in devs if d is not None}) for devs in nccl.hosts.values()), default=0)
+    per_node = nccl.local_ranks or launch.get("per_node") or max((run or {}).get("ranks_per_host") or 0, per_host) or None
+    if (nodes or 0) >= 2:
+        kind = "inter"
+    elif nccl.nnodes == 1 or (run and run.get("nodes") == 1 and run.get("ranks") and len(hosts | test_hosts) <= 1
+                              and (not nccl.nranks or nccl.nranks <= run["ranks"])):
+        kind = "intra"
+    else:
+        kind = "unknown"
+    return {"scope": kind, "nodes": nodes, "ranks": ranks, "ranks_per_node": per_node, "hosts": sorted(hosts | test_hosts)[:16]}
+
+
+def fabric(nccl: NcclLog, rdma: dict, env: dict) -> str:
+    if rdma.get("fabric"):
+        return rdma["fabric"]
+    layers = Counter(nccl.hca_layers.values())
+    if layers:
+        return "roce" if layers.most_common(1)[0][0] == "RoCE" else "ib"
+    details = [d for e in nccl.errors.values() for d in e["details"]]
+    if any("%ib" in str(d.get("peer", "")) + str(d.get("address", "")) for d in details):
+        return "ib"  # the peer is an IPoIB address
+    if any(str(d.get("local_gid", "")).lower().startswith("::ffff:") for d in details) \
+            or any(k in env for k in checks.ROCE_VARS):
+        return "roce"
+    return ""
+
+
+def nics(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
+    """NICs per node NCCL uses, and their line rate in Gb/s."""
+    layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fab)
+    used = {h: sorted(n for net, names in per.items() if net != "Socket" for n in names)
+            for h, per in nccl.net_using.items()}
+    used = {h: v for h, v in used.items() if v}
+    ports = [p for p in rdma.get("ports", []) if p["link_layer"] in (layer, None) and not p.get("layer_inferred")]
+    hca = env.get("NCCL_IB_HCA")
+    if hca:
+        ports = [p for p in ports if checks.hca_selects(hca, p["name"])]
+    count, basis = None, None
+    if used:
+        count, basis = max(len(v) for v in used.values()), "nccl_log"
+    elif ports:
+        per_block = Counter(p["source"] for p in ports if p["state"] in ("ACTIVE", None))
+        if per_block:
+            count, basis = max(per_block.values()), "pasted ports"
+    elif nccl.net_bw:
+        count, basis = len(nccl.net_bw), "nccl topology"
+    names = {n.replace(":", "/") for v in used.values() for n in v}
+    rated = [p["rate_gbps"] for p in ports if p["state"] == "ACTIVE" and p["rate_gbps"]
+             and (not names or p["name"] in names)]
+    line = Counter(rated).most_common(1)[0][0] if rated else None
+    if line is None and nccl.net_bw:
+        line = round(max(nccl.net_bw.values()) * 8, 1)
+    return {"per_node": count, "basis": basis, "line_gbps": line, "used": {h: v for h, v in list(used.items())[:8]}}
+
+
+def bandwidth(run: dict | None, nic: dict, where: str) -> dict:
+    measured, basis = None, None
+    if run:
+        if run.get("peak_busbw_large") is not None:
+            measured, basis = run["peak_busbw_large"], "peak busbw at large sizes"
+        elif run.get("avg_busbw") is not None:
+            measured, basis = run["avg_busbw"], "average busbw over all sizes"
+    expected = None
+    if nic["per_node"] and nic["line_gbps"]:
+        expected = round(nic["per_node"] * nic["line_gbps"] / 8.0, 2)
+    out = {"measured_gbs": measured, "basis": basis, "expected_gbs": expected, "nics": nic["per_node"],
+           "line_gbps": nic["line_gbps"], "ratio": None, "verdict": "unmeasured"}
+    if where == "intra":
+        out["verdict"] = "intra_node"
+        return out
+    if measured is None or not expected:
+        return out
+    ratio = round(measured / expected, 3)
+    out["ratio"] = ratio
+    if ratio >= AT_LIMIT:
+        out["verdict"] = "at_limit"
+    elif basis.startswith("peak") or ratio < AVG_BELOW:
+        out["verdict"] = "below"
+    else:
+        out["verdict"] = "unclear"
+    return out
+
+
+def gdr(nccl: NcclLog, env: dict) -> dict:
+    nets = [t for t in nccl.transports if t.startswith("NET/") and not t.startswith("NET/Socket")]
+    with_gdr = [t for t in nets if _net_family(t)[1]]
+    level = str(env.get("NCCL_NET_GDR_LEVEL", "")).upper()
+    state = "unknown"
+    if with_gdr or nccl.gdr.get("enabled"):
+        state = "partial" if (len(with_gdr) < len(nets) or nccl.gdr.get("disabled")) else "on"
+    elif nccl.gdr.get("disabled") or level in ("0", "LOC") or env.get("NCCL_IB_CUDA_SUPPORT") == "0" or nets:
+        state = "off"
+    return {"state": state, "net_transports": sorted(nets)[:16], "enabled_msgs": nccl.gdr.get("enabled", 0),
+            "disabled_msgs": nccl.gdr.get("disabled", 0), "gdr_level": env.get("NCCL_NET_GDR_LEVEL")}
+
+
+def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
+    raw = env.get("NCCL_IB_GID_INDEX")
+    index = int(raw) if raw is not None and str(raw).lstrip("-").isdigit() else None
+    if index is None and nccl.qp_gid:
+        index = nccl.qp_gid.most_common(1)[0][0]
+    if index is not None and index < 0:
+        index = None
+    table = rdma.get("gids") or []
+    entries = [g for g in table if g["index"] == index] if index is not None else []
+    local = [d.get("local_gid") for e in nccl.errors.values() for d in e["details"] if d.get("local_gid")]
+    out = {"index": index, "set_by": "NCCL_IB_GID_INDEX" if raw is not None else None, "entries": entries[:4],
+           "table_shown": bool(table), "local_gids": sorted(set(local))[:4], "verdict": "unknown"}
+    if fab == "ib":
+        out["verdict"] = "n/a"
+    elif entries:
+        bad = any(e["kind"] in ("link_local", "empty") or e["version"] == 1 for e in entries)
+        good = all(e["kind"] in ("ipv4", "global") and e["version"] == 2 for e in entries)
+        out["verdict"] = "bad" if bad else "good" if good else "unknown"
+    elif any(g.lower().startswith("fe80") for g in local):
+        out["verdict"] = "bad"
+    elif index is not None and table:
+        out["verdict"] = "bad"  # the pinned index does not exist in the table shown
+    elif "qp_invalid" in nccl.errors and index is not None:
+        out["verdict"] = "bad"
+    elif index is not None:
+        out["verdict"] = "set"
+    elif any(g.lower().startswith("::ffff:") for g in local):
+        out["verdict"] = "good"
+    else:
+        version = _ver(nccl.version)
+        out["verdict"] = "auto" if version and version >= (2, 21) else "default"
+    return out
+
+
+def mtu(nccl: NcclLog, rdma: dict) -> dict:
+    ports = [p for p in rdma.get("ports", []) if p.get("active_mtu") and p["state"] in ("ACTIVE", None)]
+    active = {p["active_mtu"] for p in ports} | {_MTU_ENUM.get(e) for e in nccl.qp_mtu if e in _MTU_ENUM}
+    active.discard(None)
+    low = [p for p in ports if p["active_mtu"] < 4096 and (p.get("max_mtu") or 4096) >= 4096]
+    verdict = "unknown"
+    if len(active) > 1:
+        verdict = "mismatch"
+    elif low or (active and max(active) < 4096):
+        verdict = "low"
+    elif active:
+        verdict = "ok"
+    return {"active_mtus": sorted(active), "low_ports": [p["name"] for p in low][:8], "verdict": verdict}
+
+
+def _ipv4(text: str | None):
+    if not text:
+        return None
+    text = text.lower()
+    if text.startswith("::ffff:"):
+        text = text[7:]
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        return None
+
+
+def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: dict) -> dict:
+    counts = {k: nccl.errors[k]["count"] for k in _CONN if k in nccl.errors}
+    pairs = []
+    for k in _CONN:
+        for d in (nccl.errors.get(k) or {}).get("details", []):
+            a, b = _ipv4(d.get("local_gid")), _ipv4(d.get("remote_gid") or d.get("peer"))
+            if a and b:
+                pairs.append((a, b))
+    cross = bool(pairs) and all(ipaddress.ip_network(f"{a}/24", strict=False) != ipaddress.ip_network(f"{b}/24", strict=False)
+                                for a, b in pairs)
+    failures = bool(counts)
+    retry, timeout = counts.get("retry_exceeded", 0), counts.get("qp_timeout", 0)
+    suspect = ""
+    if failures:
+        if fab != "ib" and (gid_info["verdict"] == "bad" or gid_info["verdict"] == "default"):
+            suspect = "gid"
+        elif cross and env.get("NCCL_CROSS_NIC") != "0":
+            suspect = "cross_rail"
+        elif mtu_info["verdict"] in ("mismatch", "low") or (fab == "roce" and retry and not timeout
+                                                             and mtu_info["verdict"] != "ok"):
+            suspect = "mtu"
+        else:
+            suspect = "unreachable"
+    return {"failures": failures, "counts": counts, "cross_subnet": cross, "suspect": suspect}
+
+
+def bridge(nccl: NcclLog) -> list[dict]:
+    found = []
+    for table in (nccl.bootstrap, nccl.oob, nccl.socket_ifaces):
+        for host, pairs in table.items():
+            for iface, addr in pairs:
+                ip = _ipv4(addr.split("%")[0])
+                # the host's own docker0 is a wrong interface choice (wrong_socket_ifname), not this
+                if ip and ip in _DOCKER_BRIDGE and not iface.startswith(("docker", "br-", "veth")):
+                    found.append({"host": host, "iface": iface, "address": addr})
+    for name in ("connect_refused", "connect_timeout", "no_route", "no_iface_subnet"):
+        for d in (nccl.errors.get(name) or {}).get("details", []):
+            ip = _ipv4(d.get("address") or d.get("peer"))
+            if ip and ip in _DOCKER_BRIDGE:
+                found.append({"error": name, "address": str(ip), "source": nccl.errors[name]["source"]})
+    return found[:8]

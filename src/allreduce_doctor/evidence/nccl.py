@@ -1,0 +1,375 @@
+"""NCCL_DEBUG=INFO lines: find the NCCL marker anywhere in a line (so any prefix works: host:pid:tid
+[dev], mpirun --tag-output, Slurm task ids, timestamps, log shippers), then read the message.
+
+Every NCCL version's wording seen in the wild is accepted: `Ring 00 : 0 -> 1 via NET/IB/0` (2.3),
+`Channel 00 : 0[1a000] -> 1[1b000] via P2P/IPC` (2.4-2.11), `Channel 00/0 : 0[0] -> 8[0] [send] via
+NET/IB/0/GDRDMA` (2.12+). What the log says is kept in NcclLog, bounded in size whatever the log's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from allreduce_doctor.evidence import nccl_errors
+from allreduce_doctor.evidence.lines import Examples, Where
+
+MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
+_SRC_RE = re.compile(r"[\w./+-]+\.(?:cc|c|h|cu|cpp|cxx|hpp):\d+")
+VERSION_RE = re.compile(r"NCCL version:?\s*v?(\d+)\.(\d+)\.(\d+)([^\s)]*)")
+_CONN_RE = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? ?: ?(\d+)(?:\[\w+\])? -> (\d+)(?:\[\w+\])?.*? via (.+?)\s*$")
+_LIST_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? ?:(?:\s+\d+)+\s*$")
+_NETWORK_RE = re.compile(r"^Using network (.+?)\s*$")
+_NETUSE_RE = re.compile(r"^NET/([^:]+?) ?: ?Using (.*)$")
+_BOOT_RE = re.compile(r"^Bootstrap ?: ?Using (.*)$")
+_ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+_OLD_IFACE_RE = re.compile(r"^NET ?: ?Using interface (\S+)$")  # NCCL 2.2: one line per socket interface
+_GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
+_CHANNELS_RE = re.compile(r"^(\d+) coll channels")
+_COMM_RE = re.compile(r"\brank (\d+) nR[a-z]+ (\d+)(?: nNodes (\d+) localRanks (\d+))?", re.IGNORECASE)
+_NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
+_PATTERN_RE = re.compile(r"Pattern \d+, crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)")
+_NETBW_RE = re.compile(r"NET\[([\d.]+)\] - NET/(\d+)")
+_QPDBG_RE = re.compile(r"NET/IB ?: ?Dev \d+ Port \d+ qpn \d+ mtu (\d+)(?:.*?GID (\d+))?")
+_TRACE_RE = re.compile(r"^([\w./-]+\.(?:cc|c|h|cu|cpp)):\d+ -> (\d+)")
+_IFACE_RE = re.compile(r"(?:\[\d+\])?([\w.@:-]+?):([0-9a-fA-F.:%\w-]*)<\d+>")
+_HCA_RE = re.compile(r"\[\d+\]([\w.-]+):(\d+)/(\w+)")
+# INFO lines that report a failure (NCCL logs some failures at INFO level).
+_INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_refused", "connect_timeout",
+               "no_route", "no_socket_iface", "no_iface_subnet", "plugin_failed", "net_not_found", "wrong_type",
+               "gid_change", "port_event", "rdma_core_symbols", "fabric_manager"}
+_FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
+                           r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
+_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?")
+MAX_HOSTS = 20000
+
+
+def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
+    """(host, device, level, source file, message) of an NCCL line, else None. The prefix is
+    read from its end (`host:pid:tid [dev] file.cc:123`), so anything before it is ignored."""
+    m = MARK_RE.search(text)
+    if m is None:
+        return None
+    msg = text[m.end():].strip().strip("_*`").strip()
+    head = text[: m.start()].rstrip(" _*`")
+    src = ""
+    last = head.rsplit(None, 1)[-1] if head else ""
+    if _SRC_RE.fullmatch(last):
+        src, head = last.rsplit(":", 1)[0], head[: -len(last)].rstrip()
+    host = dev = None
+    if head.endswith("]"):
+        open_at = head.rfind("[")
+        inner = head[open_at + 1:-1]
+        if inner.isdigit():
+            parts = head[:open_at].rstrip().rsplit(None, 1)[-1:] or [""]
+            fields = _STAMP_RE.sub("", parts[0]).rsplit(":", 2)
+            if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
+                name = re.split(r"[\]>|:]", fields[0])[-1]
+                if name:
+                    host, dev = name, int(inner)
+    return host, dev, m.group(1), src, msg
+
+
+def _ifaces(text: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in _IFACE_RE.finditer(text)]
+
+
+def _net_family(token: str) -> tuple[str, bool]:
+    """'NET/IB/0/GDRDMA' -> ('NET/IB', True); 'P2P/IPC/read' -> ('P2P', False)."""
+    parts = token.split("/")
+    if parts[0] == "NET" and len(parts) > 1:
+        return f"NET/{parts[1]}", "GDRDMA" in parts[2:]
+    return parts[0].split()[0] if parts[0] else token, False
+
+
+class NcclLog:
+    """What the NCCL lines of all evidence files say (bounded in size)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.where = Where()
+        self.version: str | None = None
+        self.hosts: dict[str, set] = {}  # host -> devices seen
+        self.networks: dict[str, set] = {}  # host -> 'Using network X'
+        self.net_using: dict[str, dict[str, set]] = {}  # host -> {'IB': {hca...}, 'Socket': {iface}}
+        self.hca_layers: dict[str, str] = {}  # 'mlx5_0:1' -> 'IB' / 'RoCE'
+        self.socket_ifaces: dict[str, list] = {}  # host -> [(iface, address)], distinct, at most 8
+        self.bootstrap: dict[str, list] = {}
+        self.oob: dict[str, list] = {}
+        self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
+        self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
+        self.gdr = Counter()  # 'enabled' / 'disabled' messages
+        self.transports = Counter()  # 'NET/IB/0/GDRDMA' -> connections
+        self.channels = Counter()  # coll channels per rank line
+        self.ring_channels = 0
+        self.nranks = 0
+        self.nnodes: int | None = None
+        self.local_ranks: int | None = None
+        self.graphs: list[dict] = []
+        self.net_bw: dict[str, float] = {}
+        self.qp_mtu = Counter()
+        self.qp_gid = Counter()
+        self.topo_file = False
+        self.vm_hints = Examples(3)
+        self.errors: dict[str, dict] = {}
+        self.warn_other = Examples(5)
+        self.trace_files = Counter()
+
+    # -- per line ---------------------------------------------------------------------
+    def feed(self, text: str, where: str) -> bool:
+        """Take one line; False when it is not an NCCL line."""
+        if not self.feed_quiet(text, where):
+            return False
+        self.lines += 1
+        self.where.add(where)
+        return True
+
+    def feed_quiet(self, text: str, where: str) -> bool:
+        """feed() for a line already counted (the bulk path counts whole blocks)."""
+        parts = split(text)
+        if parts is None:
+            m = VERSION_RE.search(text)
+            if m is not None:
+                self._version(m, where)
+                return True
+            if "libibverbs: Warning" in text:  # rdma-core's own stderr, printed among NCCL's lines
+                self._failure("WARN", "", text.strip(), None, where)
+                return True
+            return False
+        host, dev, level, src, msg = parts
+        if host is not None:
+            self.add_host(host, dev)
+        self.message(host, level, src, msg, where)
+        return True
+
+    def summary_line(self, msg: str, count: int, where: str) -> None:
+        """A message many ranks printed, read once: `Using network X`, `NET/Plugin ...`, channel counts."""
+        m = _CHANNELS_RE.match(msg)
+        if m:
+            self.channels[int(m.group(1))] += count
+            self.where.key("channels", where)
+            return
+        self._info(None, msg, where)
+
+    def add_host(self, host: str, dev: int | None) -> None:
+        if host in self.hosts or len(self.hosts) < MAX_HOSTS:
+            devs = self.hosts.setdefault(host, set())
+            if len(devs) < 64:
+                devs.add(dev)
+
+    def job_size(self, nranks: int, nnodes: int | None, local: int | None) -> None:
+        self.nranks = max(self.nranks, nranks)
+        if nnodes:
+            self.nnodes = max(self.nnodes or 0, nnodes)
+            self.local_ranks = max(self.local_ranks or 0, local or 0) or None
+
+    def _version(self, m: re.Match, where: str) -> None:
+        if self.version is None:
+            self.version = f"{m.group(1)}.{m.group(2)}.{m.group(3)}{m.group(4)}"
+            self.where.key("version", where)
+
+    def message(self, host: str | None, level: str, src: str, msg: str, where: str) -> None:
+        if msg.startswith(("Channel ", "Ring ")):
+            m = _CONN_RE.match(msg)
+            if m:
+                self.connection(m.group(3), host)
+                return
+            m = _LIST_RE.match(msg)
+            if m:
+                total = int(m.group(2)) if m.group(2) else int(m.group(1)) + 1
+                self.ring_channels = max(self.ring_channels, total)
+                return
+        if msg.startswith("NCCL version") or msg.startswith("version"):
+            m = VERSION_RE.search("NCCL " + msg if msg.startswith("version") else msg)
+            if m:
+                self._version(m, where)
+            return
+        if level in ("WARN", "ABORT", "ERROR") or self._info_failure(msg, src):
+            self._failure(level, src, msg, host, where)
+            return
+        self._info(host, msg, where)
+
+    def _info_failure(self, msg: str, src: str) -> bool:
+        if not _FAIL_HINT_RE.search(msg):
+            return False
+        kind = nccl_errors.classify(f"{src} {msg}")
+        return kind is not None and kind.name in _INFO_KINDS
+
+    def _info(self, host: str | None, msg: str, where: str) -> None:
+        m = _NETWORK_RE.match(msg)
+        if m:
+            name = m.group(1)
+            self.networks.setdefault(host or "?", set()).add(name)
+            self.where.key("network", where)
+            return
+        m = _NETUSE_RE.match(msg)
+        if m:
+            self._net_using(host or "?", m.group(1).strip(), m.group(2), where)
+            return
+        m = _OLD_IFACE_RE.match(msg)
+        if m:
+            ifaces = _ifaces(m.group(1))
+            self.net_using.setdefault(host or "?", {}).setdefault("Socket", set()).update(i for i, _ in ifaces)
+            _keep(self.socket_ifaces, host or "?", ifaces)
+            return
+        m = _BOOT_RE.match(msg)
+        if m:
+            _keep(self.bootstrap, host or "?", _ifaces(m.group(1)))
+            self.where.key("bootstrap", where)
+            return
+        if msg.startswith("NET/Plugin"):
+            low = msg.lower()
+            if "loaded" in low or "using plugin" in low:
+                self.plugin = "loaded"
+            elif "no plugin" in low or "could not find" in low:
+                self.plugin = self.plugin or "none"
+            self.where.key("plugin", where)
+            return
+        m = _ENV_RE.match(msg)
+        if m:
+            self.env[m.group(1)] = (m.group(2).strip().strip("'\""), where)
+            return
+        m = _GDR_RE.search(msg)
+        if m:
+            self.gdr[m.group(1).lower()] += 1
+            self.where.key("gdr", where)
+            return
+        self._counts(msg, where)
+
+    def _counts(self, msg: str, where: str) -> None:
+        m = _CHANNELS_RE.match(msg)
+        if m:
+            self.channels[int(m.group(1))] += 1
+            self.where.key("channels", where)
+            return
+        m = _COMM_RE.search(msg)
+        if m:
+            self.job_size(int(m.group(2)), int(m.group(3)) if m.group(3) else None,
+                          int(m.group(4)) if m.group(4) else None)
+            self.where.key("ranks", where)
+            return
+        m = _NRANKS_RE.search(msg)
+        if m:
+            self.nranks = max(self.nranks, int(m.group(1)))
+            return
+        m = _PATTERN_RE.search(msg)
+        if m and len(self.graphs) < 16:
+            self.graphs.append({"cross_nic": int(m.group(1)), "channels": int(m.group(2)),
+                                "bw": float(m.group(3)), "intra": m.group(5), "inter": m.group(6)})
+            return
+        m = _NETBW_RE.search(msg)
+        if m:
+            self.net_bw[m.group(2)] = float(m.group(1))
+            self.where.key("net_bw", where)
+            return
+        m = _QPDBG_RE.search(msg)
+        if m:
+            self.qp_mtu[int(m.group(1))] += 1
+            if m.group(2):
+                self.qp_gid[int(m.group(2))] += 1
+            self.where.key("qp", where)
+            return
+        m = _TRACE_RE.match(msg)
+        if m:
+            if m.group(2) != "0":
+                self.trace_files[m.group(1).rsplit("/", 1)[-1]] += 1
+            return
+        low = msg.lower()
+        if "topology file" in low or "topo_file" in low:
+            self.topo_file = True
+        elif "vmbus" in low or "virtual" in low and "topology" in low:
+            self.vm_hints.add(where, msg)
+
+    def _net_using(self, host: str, net: str, rest: str, where: str) -> None:
+        body, _, oob = rest.partition("; OOB")
+        per = self.net_using.setdefault(host, {})
+        if net.startswith("Socket"):
+            ifaces = _ifaces(body)
+            per.setdefault("Socket", set()).update(i for i, _ in ifaces)
+            _keep(self.socket_ifaces, host, ifaces)
+        else:
+            hcas = _HCA_RE.findall(body)
+            name = net.split()[0]
+            per.setdefault(name, set()).update(f"{d}:{p}" for d, p, _ in hcas)
+            for dev, port, layer in hcas:
+                self.hca_layers[f"{dev}:{port}"] = layer
+            if oob:
+                _keep(self.oob, host, _ifaces(oob))
+        self.where.key(f"net_using:{net.split()[0]}", where)
+
+    def connection(self, via: str, host: str | None = None, count: int = 1) -> None:
+        self.transports[via.strip()] += count
+
+    def _failure(self, level: str, src: str, msg: str, host: str | None, where: str) -> None:
+        kind = nccl_errors.classify(f"{src} {msg}")
+        if kind is None:
+            if "nvls" in src.lower():
+                kind = nccl_errors.BY_NAME["nvls_failure"]
+            elif level != "INFO":
+                self.warn_other.add(where, f"{src} {msg}".strip())
+                return
+            else:
+                return
+        entry = self.errors.get(kind.name)
+        if entry is None:
+            entry = self.errors[kind.name] = {"count": 0, "causes": list(kind.causes), "blocking": kind.blocking,
+                                              "first": f"{src} {msg}".strip()[:300], "source": where,
+                                              "hosts": [], "details": []}
+        entry["count"] += 1
+        if host and host not in entry["hosts"] and len(entry["hosts"]) < 8:
+            entry["hosts"].append(host)
+        info = nccl_errors.details(msg)
+        if info and len(entry["details"]) < 8 and info not in entry["details"]:
+            entry["details"].append(info)
+
+    # -- summaries --------------------------------------------------------------------
+    def host_networks(self) -> dict[str, tuple[str, bool]]:
+        """host -> (network, explicit). Old NCCL prints `NET/Socket : Using` before `NET/IB :
+        Using` on every host, so a socket line alone is only explicit when NCCL said why."""
+        out: dict[str, tuple[str, bool]] = {}
+        failed = {h for e in self.errors.values() if e["causes"] and not e["blocking"] for h in e["hosts"]}
+        for host in set(self.networks) | set(self.net_using):
+            explicit = self.networks.get(host)
+            if explicit:
+                out[host] = (_short(sorted(explicit)[-1]), True)
+                continue
+            using = self.net_using.get(host, {})
+            rdma = [n for n in using if n != "Socket" and using[n]]
+            if rdma:
+                out[host] = (_short(rdma[0]), True)
+            elif "Socket" in using:
+                out[host] = ("Socket", host in failed)
+        return out
+
+    def network(self) -> str:
+        """IB, Socket, a plugin (IBext, Libfabric), 'mixed' when hosts disagree, '' when unsaid."""
+        per_host = self.host_networks()
+        via = {_net_family(t)[0][4:] for t in self.transports if t.startswith("NET/")}
+        rdma = {v for v, _ in per_host.values() if v != "Socket"} | {_short(v) for v in via if v != "Socket"}
+        socket_explicit = "Socket" in via or any(v == "Socket" and e for v, e in per_host.values())
+        socket_any = socket_explicit or any(v == "Socket" for v, _ in per_host.values())
+        if rdma and socket_explicit:
+            return "mixed"
+        if rdma:
+            return sorted(rdma)[0]
+        return "Socket" if socket_any else ""
+
+
+def _keep(table: dict[str, list], host: str, pairs: list) -> None:
+    """Distinct (iface, address) pairs per host, at most 8, for at most MAX_HOSTS hosts."""
+    if host not in table and len(table) >= MAX_HOSTS:
+        return
+    have = table.setdefault(host, [])
+    for pair in pairs:
+        if pair not in have and len(have) < 8:
+            have.append(pair)
+
+
+def _short(name: str) -> str:
+    """'IB', 'Socket', 'IBext_v8' -> 'IBext', 'AWS Libfabric' -> 'Libfabric'."""
+    name = name.strip()
+    if name.lower().startswith("ibext"):
+        return "IBext"
+    if "libfabric" in name.lower() or name.upper().startswith("OFI"):
+        return "Libfabric"
+    return name

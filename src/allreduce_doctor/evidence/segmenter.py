@@ -1,0 +1,266 @@
+"""The streaming segmenter: read each evidence file block by block, give every line to the
+recognizer it belongs to, and keep the segments (runs of one kind of text) for the report.
+
+Two paths, one result. A block whose every line is an NCCL line (the bulk of a large log) is
+read with a few C-speed scans: the lines that say something (init, network, warnings) are
+picked out by one regular expression, and connection lines only for transports not seen
+before. Any other block is read line by line. Memory is bounded by the block size and the
+(capped) summaries, never by the file size.
+"""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.errors import ParseError
+from allreduce_doctor.evidence import tools
+from allreduce_doctor.evidence.env import EnvLog
+from allreduce_doctor.evidence.lines import Examples
+from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.evidence.reader import BlockReader, decode, display_name, is_binary, open_evidence
+from allreduce_doctor.evidence.tests_table import TestsLog
+from allreduce_doctor.parsers import parse
+
+MAX_SEGMENTS = 300
+GAP = 5  # lines of other text a segment may skip over and still continue
+# NCCL lines worth reading one by one. Every rank prints the same few dozen lines, and
+# connection, tree and per-channel chatter (messages starting C, T, S, P, c, t, n, I, E, A, [)
+# says nothing the transports scan and the communicator line do not: one cheap character class
+# skips them. Warnings always pass.
+_RARE_RE = re.compile(rb"NCCL (?:INFO:? (?=[^CTSPctnIEA\[])|WARN|ABORT|ERROR|version)[^\n]*")
+BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
+VIA_WINDOW = 512 << 10  # bytes of each bulk block scanned for transports not seen before
+_NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
+_RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
+_VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+_TOOL_CMD_RE = re.compile(
+    r"^[\s$#>_*`]*(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
+    r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
+    r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo)\b.{0,200}$")
+_IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
+
+
+class FileReport:
+    """What one file held: its segments, its unplaced lines, and how it was read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lines = 0
+        self.bytes = 0
+        self.cut_lines = 0
+        self.binary_lines = 0
+        self.segments: list[list] = []  # [kind, first, last, lines]
+        self.more_segments = 0
+        self.unplaced = Examples(5)
+        self.recognized = 0
+
+    def mark(self, kind: str, first: int, last: int | None = None, count: int = 1) -> None:
+        last = first if last is None else last
+        self.recognized += count
+        if self.segments:  # only the latest segment grows, so segments never overlap
+            seg = self.segments[-1]
+            if seg[0] == kind and first - seg[2] <= GAP + 1:
+                seg[2], seg[3] = max(seg[2], last), seg[3] + count
+                return
+        if len(self.segments) < MAX_SEGMENTS:
+            self.segments.append([kind, first, last, count])
+        else:
+            self.more_segments += 1
+
+    def to_dict(self) -> dict:
+        return {
+            "file": self.name, "lines": self.lines, "bytes": self.bytes, "recognized_lines": self.recognized,
+            "segments": [{"kind": k, "lines": f"{a}-{b}" if a != b else str(a), "first": a, "last": b, "count": n}
+                         for k, a, b, n in self.segments],
+            "segments_left_off": self.more_segments,
+            "unplaced": {"count": self.unplaced.count, "examples": self.unplaced.items},
+            "cut_lines": self.cut_lines, "binary_lines": self.binary_lines,
+        }
+
+
+class Scanner:
+    def __init__(self) -> None:
+        self.nccl = NcclLog()
+        self.env = EnvLog()
+        self.tests = TestsLog()
+        self.blocks: list[dict] = []  # closed tool blocks, parsed
+        self.cmdlines: list[tuple[str, str]] = []  # (text, where)
+        self.files: list[FileReport] = []
+        self._open: tools.Block | None = None
+        self._report: FileReport | None = None
+        self._iface: str | None = None  # the interface a pasted command named (mlnx_qos -i X)
+        self._known_via: list[bytes] = []
+        self._seen: set = set()
+        self._via_re: re.Pattern | None = None
+
+    # -- files --------------------------------------------------------------------------
+    def scan(self, path: str) -> FileReport:
+        name = display_name(path)
+        report = self._report = FileReport(name)
+        self.files.append(report)
+        stream = open_evidence(path)
+        try:
+            reader = BlockReader(stream, name)
+            for buf, start, end in reader:
+                self._block(buf, start, end)
+            report.bytes, report.cut_lines = reader.bytes, reader.cut_lines
+        finally:
+            if stream is not None and path != "-":
+                stream.close()
+        self._close()
+        return report
+
+    def _block(self, buf: bytearray, start: int, end: int) -> None:
+        report = self._report
+        n = buf.count(b"\n", start, end)
+        lines = None
+        if n >= BULK_MIN and buf.find(b"\x00", start, end) < 0:
+            if buf.count(b"NCCL ", start, end) == n:
+                self._close()
+                self._bulk(buf, start, end, report.lines, n, n)
+                report.mark("nccl_log", report.lines + 1, report.lines + n, n)
+                report.lines += n
+                return
+            lines = buf[start:end].split(b"\n")
+            others = [i for i, raw in enumerate(lines[:-1]) if b"NCCL " not in raw]
+            if len(others) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
+                self._mixed(buf, start, end, lines, others, n)
+                return
+        base = report.lines
+        for i, raw in enumerate((lines if lines is not None else buf[start:end].split(b"\n"))[:-1]):
+            report.lines = base + i + 1
+            self.line(raw, report.lines)
+        report.lines = base + n
+
+    def _mixed(self, buf: bytearray, start: int, end: int, lines: list, others: list[int], n: int) -> None:
+        report = self._report
+        base = report.lines
+        self._close()
+        self._bulk(buf, start, end, base, n - len(others), n)
+        prev = -1
+        for i in others + [n]:
+            if i > prev + 1:  # the NCCL lines between two other lines
+                self._close()
+                report.mark("nccl_log", base + prev + 2, base + i, i - prev - 1)
+            if i < n:
+                self.line(lines[i], base + i + 1)
+            prev = i
+        report.lines = base + n
+
+    # -- the fast path ------------------------------------------------------------------
+    def _bulk(self, buf: bytearray, start: int, end: int, base: int, count: int, lines: int) -> None:
+        """Read the NCCL lines of buf[start:end] (`count` of its `lines`) in bulk."""
+        name = self._report.name
+        nccl, seen = self.nccl, self._seen
+        nccl.lines += count
+        nccl.where.add_range(name, base + 1, base + lines)
+        # A message already read (from any rank) adds nothing: most blocks have none that is new.
+        keys = set(_RARE_RE.findall(buf, start, end))
+        new = keys - seen
+        if len(seen) < 200_000:
+            seen |= keys
+        line_start, lineno = start, base + 1  # the line number of the line starting at line_start
+        for m in _RARE_RE.finditer(buf, start, end) if new else ():
+            key = m.group(0)
+            if key not in new:
+                continue
+            new.discard(key)
+            bol = buf.rfind(b"\n", start, m.start()) + 1 or start
+            lineno += buf.count(b"\n", line_start, bol)
+            line_start = bol
+            nccl.feed_quiet(decode(buf[bol:m.end()]), f"{name}:{lineno}")
+            if not new:
+                break
+        size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
+        if size is not None:
+            nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,
+                          int(size.group(3)) if size.group(3) else None)
+        window = buf.find(b"\n", min(end - 1, start + VIA_WINDOW), end) + 1 or end  # whole lines only
+        self._transports(buf, start, window)
+
+    def _transports(self, buf: bytearray, pos: int, end: int) -> None:
+        """Connection lines: only transports not seen before are read (one scan when none is new)."""
+        while True:
+            if self._via_re is None:
+                alts = b"|".join(re.escape(t) for t in self._known_via)
+                self._via_re = re.compile((rb" via (?!(?:" + alts + rb")\s)" if alts else rb" via ") + _VIA[5:])
+            m = self._via_re.search(buf, pos, end)
+            if m is None:
+                return
+            token = bytes(m.group(1))
+            if token in self._known_via or len(self._known_via) >= 64:
+                pos = m.end()  # a token cut by the window's end, or too many kinds: move on
+                continue
+            self._known_via.append(token)
+            self._via_re = None
+            self.nccl.connection(decode(token))
+            pos = m.start()
+
+    # -- the line path ------------------------------------------------------------------
+    def line(self, raw: bytes, lineno: int) -> None:
+        report = self._report
+        where = f"{report.name}:{lineno}"
+        if is_binary(raw):
+            report.binary_lines += 1
+            report.unplaced.add(where, "<binary data>")
+            self._close()
+            return
+        text = decode(raw)
+        stripped = text.strip()
+        if not stripped or tools.NEUTRAL_RE.match(text):
+            return
+        if ("NCCL" in text or "libibverbs:" in text) and self.nccl.feed(text, where):
+            self._close()
+            report.mark("nccl_log", lineno)
+            return
+        block = self._open
+        if block is not None and (block.tool.more.match(text) or block.tool.start.match(text)) \
+                and len(block.lines) < tools.MAX_BLOCK_LINES:
+            block.lines.append(text)
+            block.last = lineno
+            report.mark(block.tool.name, lineno)
+            return
+        tool = tools.starts(text)
+        if tool is not None:
+            self._close()
+            self._open = tools.Block(tool, lineno, lineno, [text])
+            report.mark(tool.name, lineno)
+            return
+        self._close()
+        self._other(text, lineno, where)
+
+    def _other(self, text: str, lineno: int, where: str) -> None:
+        report = self._report
+        if self.tests.feed(text, where):
+            report.mark("nccl_tests", lineno)
+        elif tools.is_cmdline(text):
+            self.cmdlines.append((text.strip().strip("'\""), where))
+            report.mark("proc_cmdline", lineno)
+        elif (kind := self.env.feed(text, where)) is not None:
+            report.mark(kind, lineno)
+        elif (m := _TOOL_CMD_RE.match(text)) is not None:
+            arg = _IFACE_ARG_RE.search(text)
+            self._iface = (arg.group(1) or arg.group(2)) if arg else None
+            report.mark("command", lineno)
+        else:
+            report.unplaced.add(where, text.strip())
+
+    def _close(self) -> None:
+        block, self._open = self._open, None
+        if block is None:
+            return
+        entry = {"tool": block.tool.name, "file": self._report.name, "first": block.first, "last": block.last,
+                 "where": f"{self._report.name}:{block.first}" + (f"-{block.last}" if block.last != block.first else ""),
+                 "iface": self._iface, "value": None, "error": None, "lines": None}
+        if block.tool.name == "nvidia_smi_nvlink":  # nvlink -s, or only the GPU list of nvidia-smi -L
+            entry["links_listed"] = any(line.lstrip().startswith(("Link", "NVML:")) for line in block.lines)
+        if block.tool.parser is not None:
+            try:
+                entry["value"] = parse(block.tool.parser, block.text())
+            except ParseError as err:
+                entry["error"] = str(err)
+        else:
+            entry["lines"] = block.lines[:2000]
+        self._iface = None
+        if len(self.blocks) < 500:
+            self.blocks.append(entry)

@@ -1,0 +1,104 @@
+"""Pasted tool output, recognized block by block: a line that starts a tool's output opens a block,
+lines that fit the tool's grammar extend it, anything else closes it. The closed block's text is
+read by the project's parser for that tool (allreduce_doctor.parsers), so pasted output and a
+node's own output are read the same way.
+
+Fragments (a few `GID[n]` lines of ibv_devinfo, `ACSCtl:` lines grepped out of lspci) are blocks
+too; they have no parser of their own and are read by the fact builders.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_BLOCK_LINES = 20000
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str  # the segment kind shown in the report
+    parser: str | None  # a parser of allreduce_doctor.parsers, or None for fragments
+    start: re.Pattern
+    more: re.Pattern  # a line that continues the block (start lines continue it too)
+
+
+def _t(name: str, parser: str | None, start: str, more: str, flags: int = 0) -> Tool:
+    return Tool(name, parser, re.compile(start, flags), re.compile(more, flags))
+
+
+_IBSTAT_KEYS = (r"CA type|Number of ports|Firmware version|Hardware version|Node GUID|System image GUID|Port \d+"
+                r"|State|Physical state|Rate|Base lid|LMC|SM lid|Capability mask|Port GUID|Link layer|Transport")
+_DEVINFO_PORT = (r"state|max_mtu|active_mtu|sm_lid|port_lid|port_lmc|link_layer|phys_state|active_width|active_speed"
+                 r"|gid_tbl_len|max_msg_sz|port_cap_flags2?|max_vl_num|bad_pkey_cntr|qkey_viol_cntr|sm_sl|pkey_tbl_len"
+                 r"|subnet_timeout|init_type_on_reset|port")
+_GID_LINE = r"^\s*GID\[\s*\d+\]\s*:"
+_PCI_DEV = r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+\S"
+_DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?:"
+          r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [\w./-]+(?:\[\d+\])?:)")
+
+TOOLS: tuple[Tool, ...] = (
+    _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
+    _t("ibstatus", "ibstatus", r"^\s*Infiniband device\s+'[^']+'\s+port\s+\d+\s+status\s*:",
+       r"^\s*(?:default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:|^\s*Infiniband device\s+'"),
+    _t("ibv_devinfo", "ibv_devinfo", r"^\s*hca_id\s*:\s*\S+", r"^\s+\S|^\s*hca_id\s*:"),
+    _t("gid_table", None, rf"{_GID_LINE}|^\s*phys_state\s*:\s*\w+\s*\(\d\)",
+       rf"{_GID_LINE}|^\s*(?:{_DEVINFO_PORT})\s*:\s*\S"),
+    _t("show_gids", "show_gids", r"^\s*DEV\s+PORT\s+INDEX\s+GID\b|^\s*\S+\s+\d+\s+\d+\s+[0-9a-fA-F]{4}:[0-9a-fA-F:]+\s.*\bv[12]\b",
+       r"^\s*-{3}|^\s*n_gids_found\s*=|^\s*\S+\s+\d+\s+\d+\s+[0-9a-fA-F]{4}:[0-9a-fA-F:]+"),
+    _t("ibdev2netdev", "ibdev2netdev", r"^\s*\S+\s+port\s+\d+\s+==>\s+\S+\s+\((?:Up|Down)\)",
+       r"^\s*\S+\s+port\s+\d+\s+==>\s+\S+"),
+    _t("ethtool", "ethtool_link", r"^\s*Settings for\s+\S+\s*:\s*$|^\s*Speed:\s*(?:\d+Mb/s|Unknown!)\s*$",
+       r"^\s+\S|^\s*(?:Speed|Duplex|Lanes|Link detected|Auto-negotiation|Port)\s*:"),
+    _t("ethtool_stats", "ethtool_stats", r"^\s*NIC statistics\s*:\s*$|^\s*(?:rx|tx)_[a-z0-9_]+\s*:\s*\d+\s*$",
+       r"^\s*[A-Za-z0-9_.\[\]-]+\s*:\s*-?\d+\s*$"),
+    _t("mlnx_qos", "mlnx_qos", r"^\s*(?:DCBX mode|Priority trust state|PFC configuration)\s*:",
+       r"^\s*(?:DCBX mode|Priority trust state|PFC configuration|dscp2prio mapping|Cable len|Receive buffer size"
+       r"|Buffer size|Shared buffer|tc|priority|prio|enabled|buffer|default|trust|tsa|ratelimit|mtu|ETS)\b"),
+    _t("lspci", "lspci_vvv", _PCI_DEV, rf"{_PCI_DEV}|^\s+\S"),
+    _t("pcie_fragment", None, r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta|LnkCap|LnkCtl)\s*:",
+       r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta2?|LnkCap2?|LnkCtl2?)\s*:"),
+    _t("nvidia_smi_topo", "nvidia_smi_topo", r"^\s*GPU0\b.*\bCPU Affinity\b",
+       r"^\s*(?:GPU\d+|NIC\d+|mlx5_\d+|[\w-]+)\s+(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+)\b|^\s*Legend\s*:|^\s*[\w#]+\s*=|^\s*NIC\d+\s*:"
+       r"|^\s*NIC Legend\s*:"),
+    _t("nvidia_smi_nvlink", "nvidia_smi_nvlink", r"^\s*GPU\s+\d+\s*:.*\(UUID:",
+       r"^\s*(?:GPU\s+\d+\s*:|Link\s+\d+\s*:|NVML:)"),
+    _t("nvidia_smi_q", "nvidia_smi_fabric", r"^=+\s*NVSMI LOG\s*=+\s*$|^\s*Fabric\s*$",
+       r"^\s+\S|^(?:Timestamp|Driver Version|CUDA Version|Attached GPUs|GPU [0-9A-Fa-f]{4,8}:)"),
+    _t("kernel_log", "dmesg_lines", _DMESG, _DMESG),
+    _t("cuda_p2p", None, r"^\s*Device=\d+\s+CAN(?:NOT)?\s+Access Peer Device=\d+|^\s*P2P Connectivity Matrix"
+       r"|^\s*Device:\s*\d+,.*pciBusID", r"^\s*Device=\d+\s+CAN|^\s*Device:\s*\d+,.*pciBusID|^\s*D\\D(?:\s+\d+)+\s*$|^\s*\d+(?:\s+[01])+\s*$|^\s*P2P Connectivity Matrix"),
+)
+BY_NAME = {t.name: t for t in TOOLS}
+# Lines that carry nothing but do not end a block: truncation marks and markdown fences.
+NEUTRAL_RE = re.compile(r"^\s*(?:\.{2,}|…+|`{3}\w*|~{3}|-{3,}|={3,}|\d{4}-\d\d-\d\dT[\d:.]+\w*\s*\|?)\s*$")
+_CMDLINE_RE = re.compile(r"^\s*(?:GRUB_CMDLINE_LINUX(?:_DEFAULT)?=[\"']?)?(?:BOOT_IMAGE=\S+|\S*\broot=\S+|(?:\S+=\S+\s+)*"
+                         r"(?:intel_iommu|amd_iommu|iommu)=\S+)")
+
+
+def is_cmdline(text: str) -> bool:
+    """/proc/cmdline (or GRUB_CMDLINE_LINUX): key=value tokens with root= or BOOT_IMAGE or iommu."""
+    if not _CMDLINE_RE.match(text) or len(text) > 4096:
+        return False
+    tokens = text.replace('"', " ").replace("'", " ").split()
+    return sum("=" in t for t in tokens) >= max(1, len(tokens) // 2)
+
+
+@dataclass
+class Block:
+    tool: Tool
+    first: int
+    last: int
+    lines: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+_STARTS = re.compile("|".join(f"(?P<{t.name}>{t.start.pattern})" for t in TOOLS))
+
+
+def starts(text: str) -> Tool | None:
+    """The tool whose output this line starts (one combined scan; the first listed wins)."""
+    m = _STARTS.match(text)
+    return BY_NAME[m.lastgroup] if m else None
