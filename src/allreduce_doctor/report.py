@@ -73,6 +73,21 @@ def _verdict_line(d: dict) -> str:
     return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
 
 
+def _evidence_used(used: dict | None) -> list[str]:
+    """What the verdict rests on when pasted evidence was read: segments and unplaced lines."""
+    if not used:
+        return []
+    out = ["", "Evidence read:"]
+    for f in used.get("files", []):
+        kinds = ", ".join(f"{seg['kind']} (lines {seg['lines']})" for seg in f.get("segments", [])[:8])
+        out.append(f"  {f.get('file')}: {f.get('recognized_lines', 0)} of {f.get('lines', 0)} lines recognized"
+                   + (f": {kinds}" if kinds else ""))
+        unplaced = (f.get("unplaced") or {}).get("count", 0)
+        if unplaced:
+            out.append(f"    {unplaced} lines not placed, e.g. {short((f['unplaced'].get('examples') or [''])[0], 80)}")
+    return out
+
+
 def _step_mark(step: dict, deciding: set[str]) -> str:
     if step.get("node") in deciding:
         return "FAIL"
@@ -120,6 +135,7 @@ def render_text(d: dict) -> str:
     if d.get("inconclusive"):
         out += ["", "Inconclusive (missing evidence is never counted as healthy):"]
         out += [f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]]
+    out += _evidence_used(d.get("evidence_used"))
     if d.get("unanswered"):
         out += ["", "Questions (answer with --answer NAME=CHOICE):"]
         out += [f"  - {q.get('node')}: {q.get('reason')}" for q in d["unanswered"]]
