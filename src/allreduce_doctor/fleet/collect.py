@@ -8,6 +8,8 @@ stand. Bundles are written as NODE.tar.gz into a folder, the same layout `--snap
 
 from __future__ import annotations
 
+import logging
+
 import base64
 import binascii
 import hashlib
@@ -18,6 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ClusterShell.Event import EventHandler
+# A refused node makes ClusterShell log "Broken pipe" warnings to stderr; each node
+# failure is already reported by name in the result, so keep its log quiet.
+logging.getLogger("ClusterShell").addHandler(logging.NullHandler())
 from ClusterShell.NodeSet import NodeSet, NodeSetException
 from ClusterShell.NodeUtils import GroupResolverError
 from ClusterShell.Task import task_self

@@ -2,8 +2,9 @@
 
 Reading refuses, with one line naming the bundle and the problem: names that leave the
 root, links, devices and FIFOs, members over MAX_MEMBER_BYTES, bundles over MAX_TOTAL_BYTES,
-damaged archives and manifests. An archive is read into memory once; a directory lazily,
-every member checked (no link on the way, a regular file, under the root) as it is read.
+damaged archives and manifests. An archive is read into memory once (tarscan.py parses its
+tar stream); a directory lazily, every member checked (no link on the way, a regular file,
+under the root) as it is read.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import gzip
 import json
 import os
 import stat
-import tarfile
 import threading
 import zlib
 from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
-from allreduce_doctor.snapshot import schema
+from allreduce_doctor.snapshot import schema, tarscan
 from allreduce_doctor.snapshot.names import DAMAGED, INDEX, MANIFEST, WHAT_TO_GIVE, is_archive_name, shown
+from allreduce_doctor.snapshot.tarscan import TarDamage
 
 MAX_MEMBER_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 512 << 20
@@ -181,26 +182,12 @@ class DirectoryBundle(Bundle):
         return data
 
 
-class _Bounded:
-    """A reader over the decompressed stream that refuses to yield more than `limit` bytes."""
-
-    def __init__(self, inner, limit: int, refuse) -> None:
-        self._inner, self._left, self._refuse = inner, limit, refuse
-
-    def read(self, size: int = -1) -> bytes:
-        want = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
-        data = self._inner.read(want)
-        self._left -= len(data)
-        if self._left < 0:
-            raise self._refuse()
-        return data
-
-
 _SLACK = 16 << 20  # tar headers, padding and directory entries on top of member data
+_CHUNK = 1 << 20
 
 
 class ArchiveBundle(Bundle):
-    """A .tar.gz bundle: every regular member read into memory once, bounded."""
+    """A .tar.gz bundle: inflated whole (bounded), then every regular member kept in memory."""
 
     def __init__(self, path: Path, label: str) -> None:
         self._members = self._load(path, label)
@@ -216,61 +203,71 @@ class ArchiveBundle(Bundle):
         except OSError as err:
             raise self.fail(f"cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
         try:
-            with raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-                stream = _Bounded(gz, MAX_TOTAL_BYTES + _SLACK, self._refuse_total)
-                members = self._read_members(stream)
-                while stream.read(1 << 20):  # to the end: gzip checks its CRC and length there
-                    pass
+            with raw:
+                members = self._read_members(self._inflate(raw))
         except BundleError:
             raise
-        except (tarfile.TarError, zlib.error, EOFError, OSError, ValueError, UnicodeError, OverflowError) as err:
-            detail = " ".join(str(err).split())[:200] or type(err).__name__
-            raise self.fail(f"truncated or corrupt archive ({detail}); collect the snapshot again") from None
+        except TarDamage as err:
+            raise self._damaged(str(err)) from None
+        except (zlib.error, EOFError, OSError, ValueError, OverflowError) as err:
+            raise self._damaged(" ".join(str(err).split())[:200] or type(err).__name__) from None
         return _strip_single_top(members)
 
-    def _read_members(self, stream: _Bounded) -> dict[str, bytes]:
+    def _damaged(self, detail: str) -> BundleError:
+        return self.fail(f"truncated or corrupt archive ({detail}); collect the snapshot again")
+
+    def _inflate(self, raw) -> bytes:
+        """The whole decompressed stream, to its end (gzip checks CRC and length there), bounded.
+
+        GzipFile rather than zlib: its messages for a cut stream, a foreign file or junk after
+        the stream are the ones users (and tests) see.
+        """
+        limit = MAX_TOTAL_BYTES + _SLACK
+        chunks, got = [], 0
+        with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            while chunk := gz.read1(_CHUNK):
+                got += len(chunk)
+                if got > limit:
+                    raise self._refuse_total()
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _read_members(self, buf: bytes) -> dict[str, bytes]:
         members: dict[str, bytes] = {}
         total = 0
-        with tarfile.open(fileobj=stream, mode="r|") as tar:
-            for info in tar:
-                name = self._member_name(info.name)
-                if info.isdir():
-                    continue
-                if not info.isreg():
-                    raise self._refuse_kind(name or info.name, _tar_kind(info))
-                if info.size > MAX_MEMBER_BYTES:
-                    raise self._refuse_size(name, info.size)
-                total += info.size
-                if total > MAX_TOTAL_BYTES:
-                    raise self._refuse_total()
-                if name in members:
-                    raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")
-                fh = tar.extractfile(info)
-                data = fh.read() if fh is not None else b""
-                if len(data) != info.size:
-                    raise tarfile.ReadError("unexpected end of data")
-                members[name] = data
+        for raw_name, kind, size, offset in tarscan.scan(buf):
+            name = self._member_name(raw_name)
+            if kind == tarscan.DIRECTORY:
+                continue
+            if kind != tarscan.REGULAR:
+                raise self._refuse_kind(name or raw_name, _tar_kind(kind))
+            if size > MAX_MEMBER_BYTES:
+                raise self._refuse_size(name, size)
+            total += size
+            if total > MAX_TOTAL_BYTES:
+                raise self._refuse_total()
+            if name in members:
+                raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")
+            data = buf[offset : offset + size]
+            if len(data) != size:
+                raise TarDamage("unexpected end of data")
+            members[name] = data
         return members
 
     def _member_name(self, raw: str) -> str:
+        if "//" not in raw and "/." not in raw and not raw.startswith(("/", ".")) and not raw.endswith("/"):
+            return raw  # already plain: no empty, "." or ".." part (the usual case, made fast)
         parts = [p for p in raw.split("/") if p not in ("", ".")]
         if raw.startswith("/") or ".." in parts:
             raise self._refuse_escape(raw)
         return "/".join(parts)
 
 
-def _tar_kind(info: tarfile.TarInfo) -> str:
-    if info.issym():
-        return "symbolic link"
-    if info.islnk():
-        return "hard link"
-    if info.ischr():
-        return "character device"
-    if info.isblk():
-        return "block device"
-    if info.isfifo():
-        return "FIFO"
-    return f"special member (tar type {info.type!r})"
+_TAR_KINDS = {b"1": "hard link", b"2": "symbolic link", b"3": "character device", b"4": "block device", b"6": "FIFO"}
+
+
+def _tar_kind(kind: bytes) -> str:
+    return _TAR_KINDS.get(kind) or f"special member (tar type {kind!r})"
 
 
 def _strip_single_top(members: dict[str, bytes]) -> dict[str, bytes]:
