@@ -9,10 +9,11 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 
+from tests.hostclock import SampleClock
 from allreduce_doctor.hosts.base import FILE_MISSING, CommandResult, FileResult, HostIdentity, ProcessInfo
 
 
-class FakeHost:
+class FakeHost(SampleClock):
     kind = "live"
 
     def __init__(self, files=None, files_later=None, links=None, tools=(), commands=None,
@@ -26,6 +27,7 @@ class FakeHost:
         self._identity = identity or HostIdentity("fake-node", "6.8.0-test", 1000, False)
         self._sample = 0
         self._time = 1000.0
+        self._last_sample = len(self.samples) - 1
         self.calls: list[tuple] = []
 
     def _paths(self) -> set[str]:
@@ -73,16 +75,6 @@ class FakeHost:
     def processes(self) -> list[ProcessInfo]:
         return list(self._processes)
 
-    @property
-    def sample(self) -> int:
-        return self._sample
-
-    def sample_time(self) -> float:
-        return self._time
-
-    def next_sample(self, interval: float) -> None:
-        self._sample = min(self._sample + 1, len(self.samples) - 1)
-        self._time += interval
 
 
 def basename(path: str) -> str:

@@ -10,11 +10,12 @@ import json
 import tarfile
 from dataclasses import dataclass, field
 
+from tests.hostclock import SampleClock
 from allreduce_doctor.hosts.base import CommandResult, FileResult, HostIdentity, ProcessInfo
 
 
 @dataclass
-class FakeHost:
+class FakeHost(SampleClock):
     """Answers the Host protocol from dicts. files: {sample: {path: FileResult}};
     commands: {(sample, key): CommandResult}; globs: {sample: {pattern: [paths]}}."""
 
@@ -51,17 +52,6 @@ class FakeHost:
 
     def processes(self) -> list[ProcessInfo]:
         return list(self.procs)
-
-    @property
-    def sample(self) -> int:
-        return self._sample
-
-    def sample_time(self) -> float:
-        return self._time
-
-    def next_sample(self, interval: float) -> None:
-        self._sample += 1
-        self._time += interval
 
 
 def manifest(**changes) -> dict:
