@@ -3,18 +3,13 @@ channel counts, port state and rate, a hung intra-node test, a missing net plugi
 
 from __future__ import annotations
 
+from allreduce_doctor.domain import is_virtual_iface
 from allreduce_doctor.evidence.nccl import NcclLog
 
-# Interfaces peers on other hosts cannot reach (CAUSES.md wrong_socket_ifname).
-VIRTUAL = ("lo", "docker", "virbr", "veth", "flannel", "cni", "cali", "tun", "kube", "br-", "lxc", "vnet")
 ROCE_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
 INTERNAL_NETS = ("ib", "socket")
 # Failures of the data path or of setup; init notes NCCL worked around are not among them.
 _NOTES = {"libibverbs_missing", "no_ib_device", "plugin_failed", "completion_flush"}
-
-
-def _virtual(iface: str) -> bool:
-    return iface == "lo" or iface.startswith(VIRTUAL[1:])
 
 
 def hca_selects(spec: str, port: str) -> bool:
@@ -36,15 +31,15 @@ def socket_ifaces(nccl: NcclLog, env: dict, network: str) -> list[dict]:
     for label, table in (("bootstrap", nccl.bootstrap), ("oob", nccl.oob)):
         for host, pairs in table.items():
             for iface, addr in pairs:
-                if _virtual(iface) or addr.startswith(("127.", "169.254.")):
+                if is_virtual_iface(iface) or addr.startswith(("127.", "169.254.")):
                     bad.append({"host": host, "used_for": label, "iface": iface, "address": addr})
     if network == "Socket":
         for host, pairs in nccl.socket_ifaces.items():
             bad += [{"host": host, "used_for": "socket transport", "iface": i, "address": a} for i, a in pairs
-                    if _virtual(i)]
+                    if is_virtual_iface(i)]
     spec = env.get("NCCL_SOCKET_IFNAME", "")
     items = [i.strip() for i in spec.lstrip("^=").split(",") if i.strip()]
-    if items and not spec.startswith("^") and all(_virtual(i) for i in items):
+    if items and not spec.startswith("^") and all(is_virtual_iface(i) for i in items):
         bad.append({"env": "NCCL_SOCKET_IFNAME", "value": spec, "why": "only loopback or virtual interfaces"})
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
@@ -94,7 +89,7 @@ def ports(rdma: dict, fab: str, used: set[str]) -> dict:
     for p in known:
         if p["state"] == "ACTIVE" and p["rate_gbps"]:
             best[p["model"]] = max(best.get(p["model"], 0), p["rate_gbps"])
-    degraded, old = [], []
+    degraded = []
     from allreduce_doctor.evidence.rdma import MODEL_MAX_GBPS
 
     for p in known:
@@ -110,11 +105,9 @@ def ports(rdma: dict, fab: str, used: set[str]) -> dict:
             why = f"{p['rate_gbps']:g} Gb/s on an adapter rated for {cap} Gb/s"
         if why:
             degraded.append({"port": p["name"], "why": why, "source": p["source"]})
-        elif layer == "InfiniBand" and not cap and p["rate_gbps"] <= 100:
-            old.append({"port": p["name"], "rate_gbps": p["rate_gbps"], "speed": p.get("speed"), "source": p["source"]})
     down = [{"port": p["name"], "state": p["state"], "source": p["source"]} for p in rdma.get("ports", [])
             if p["name"] in used and p["state"] not in ("ACTIVE", None)]
-    return {"degraded": degraded[:8], "old_speed": old[:8], "down_used": down[:8]}
+    return {"degraded": degraded[:8], "down_used": down[:8]}
 
 
 def hca(nccl: NcclLog, rdma: dict, env: dict, fab: str, used: set[str]) -> list[dict]:

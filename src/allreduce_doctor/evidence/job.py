@@ -11,11 +11,10 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 
+from allreduce_doctor.domain import busbw_verdict
 from allreduce_doctor.evidence import checks
 from allreduce_doctor.evidence.nccl import NcclLog, _net_family
 
-AT_LIMIT = 0.7  # NCCL reaches ~0.9 of line rate at large sizes; below 0.7 something is wrong
-AVG_BELOW = 0.5  # the average over all sizes understates the peak: only a clear gap counts
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 _CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error", "remote_error")
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
@@ -106,14 +105,7 @@ def bandwidth(run: dict | None, nic: dict, where: str) -> dict:
         return out
     if measured is None or not expected:
         return out
-    ratio = round(measured / expected, 3)
-    out["ratio"] = ratio
-    if ratio >= AT_LIMIT:
-        out["verdict"] = "at_limit"
-    elif basis.startswith("peak") or ratio < AVG_BELOW:
-        out["verdict"] = "below"
-    else:
-        out["verdict"] = "unclear"
+    out["ratio"], out["verdict"] = busbw_verdict(measured, expected, from_peak=basis.startswith("peak"))
     return out
 
 
@@ -159,8 +151,10 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     elif any(g.lower().startswith("::ffff:") for g in local):
         out["verdict"] = "good"
     else:
+        # NCCL picks the GID itself; which one depends on its version (index 0 before 2.21), so an
+        # unknown version leaves the choice unknown (the log's `NCCL version` line decides it).
         version = _ver(nccl.version)
-        out["verdict"] = "auto" if version and version >= (2, 21) else "default"
+        out["verdict"] = "unknown" if not version else "auto" if version >= (2, 21) else "default"
     return out
 
 
@@ -202,16 +196,18 @@ def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: di
     cross = bool(pairs) and all(ipaddress.ip_network(f"{a}/24", strict=False) != ipaddress.ip_network(f"{b}/24", strict=False)
                                 for a, b in pairs)
     failures = bool(counts)
-    retry, timeout = counts.get("retry_exceeded", 0), counts.get("qp_timeout", 0)
-    suspect = ""
+    suspect: str | None = ""
     if failures:
         if fab != "ib" and (gid_info["verdict"] == "bad" or gid_info["verdict"] == "default"):
             suspect = "gid"
         elif cross and env.get("NCCL_CROSS_NIC") != "0":
             suspect = "cross_rail"
-        elif mtu_info["verdict"] in ("mismatch", "low") or (fab == "roce" and retry and not timeout
-                                                             and mtu_info["verdict"] != "ok"):
+        elif mtu_info["verdict"] in ("mismatch", "low"):
             suspect = "mtu"
+        elif (fab != "ib" and gid_info["verdict"] in ("unknown", "set")) or mtu_info["verdict"] == "unknown":
+            # The GID NCCL used or the path MTU is not in the evidence: either could be the reason,
+            # so the suspect stays unknown (show_gids + NCCL_IB_GID_INDEX, ibv_devinfo decide it).
+            suspect = None
         else:
             suspect = "unreachable"
     return {"failures": failures, "counts": counts, "cross_subnet": cross, "suspect": suspect}

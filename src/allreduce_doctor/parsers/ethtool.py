@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.domain import ETH_DROP_AND_ERROR
 from allreduce_doctor.parsers import parser
 from allreduce_doctor.parsers._util import fail, kv, lines, require, to_int
 
@@ -87,15 +88,7 @@ _GLOBAL = [
     "rx_global_pause_transition", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy",
 ]
 _STORM = ["tx_pause_storm_warning_events", "tx_pause_storm_error_events"]
-_LOSS = [
-    "rx_discards_phy", "tx_discards_phy", "rx_out_of_buffer", "rx_crc_errors_phy",
-    "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "rx_corrected_bits_phy",
-    "rx_buffer_passed_thres_phy", "rx_in_range_len_errors_phy", "rx_out_of_range_len_phy",
-    "rx_oversize_pkts_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy",
-    "tx_errors_phy", "link_down_events_phy", "rx_wqe_err", "rx_buff_alloc_err",
-    "tx_queue_dropped", "rx_pci_signal_integrity", "tx_pci_signal_integrity",
-    "outbound_pci_stalled_rd", "outbound_pci_stalled_wr",
-] + [f"rx_prio{p}_discards" for p in range(8)]
+_LOSS = list(ETH_DROP_AND_ERROR)  # the list lives with the other domain truths
 
 
 def pause_summary(stats: dict) -> dict:

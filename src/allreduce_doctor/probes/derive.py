@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from allreduce_doctor.domain import CNP_COUNTERS, ETH_PHY_ERRORS, ETH_PORT_LOSS, ROCE_TRANSPORT_LOSS
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.probes import derive_job
 from allreduce_doctor.probes.derive_job import _prefix_filter
@@ -146,10 +147,6 @@ def _sum(values: dict, names) -> int | None:
     return total if seen else 0
 
 
-LOSS_HW = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "roce_adp_retrans",
-           "duplicate_request", "implied_nak_seq_err")
-LOSS_ETH = ("rx_discards_phy", "rx_out_of_buffer", "rx_buffer_passed_thres_phy")
-CNP = ("np_cnp_sent", "rp_cnp_handled")
 
 
 def roce_counters(inputs: Inputs) -> Observation:
@@ -176,15 +173,15 @@ def roce_counters(inputs: Inputs) -> Observation:
                 pause_tx=_sum(ed, [f"tx_prio{p}_pause" for p in range(8)] + ["tx_global_pause"]),
                 pause_by_prio=prio_pause,
                 storm_events=_sum(ed, ["tx_pause_storm_warning_events", "tx_pause_storm_error_events"]),
-                eth_loss=_sum(ed, LOSS_ETH),
-                phy_errors=_sum(ed, ["rx_crc_errors_phy", "rx_symbol_err_phy"]),
+                eth_loss=_sum(ed, ETH_PORT_LOSS),
+                phy_errors=_sum(ed, ETH_PHY_ERRORS),
                 prio_bytes={str(p): ed.get(f"tx_prio{p}_bytes") for p in range(8) if ed.get(f"tx_prio{p}_bytes")},
             )
         else:
             row.update(pause_rx=None, pause_tx=None, pause_by_prio=None, storm_events=None, eth_loss=None,
                        phy_errors=None, prio_bytes=None)
         if isinstance(hd, dict):
-            row.update(rdma_loss=_sum(hd, LOSS_HW), cnp=_sum(hd, CNP), ecn_marked=_sum(hd, ["np_ecn_marked_roce_packets"]),
+            row.update(rdma_loss=_sum(hd, ROCE_TRANSPORT_LOSS), cnp=_sum(hd, CNP_COUNTERS), ecn_marked=_sum(hd, ["np_ecn_marked_roce_packets"]),
                        cnp_ignored=_sum(hd, ["rp_cnp_ignored"]))
         else:
             row.update(rdma_loss=None, cnp=None, ecn_marked=None, cnp_ignored=None)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from allreduce_doctor.domain import is_virtual_iface
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 
 Inputs = dict[str, Observation]
 
-# Interfaces that peers on other hosts cannot reach (CAUSES.md wrong_socket_ifname).
-VIRTUAL_IFACES = ("lo", "docker", "virbr", "veth", "flannel", "cni", "cali", "tun", "kube")
 TOPO_RANK = {"X": -1, "NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 VIRTUAL_VENDORS = ("qemu", "microsoft", "amazon ec2", "google", "vmware", "xen", "openstack", "kvm")
 
@@ -93,7 +92,7 @@ def socket_ifname(inputs: Inputs) -> Observation:
         if not matched:
             problem = "no interface on this node matches"
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
-    if not spec.startswith("^") and items and all(i.startswith(VIRTUAL_IFACES) for i in items):
+    if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
         problem = "only loopback or virtual interfaces, which peers cannot reach"
     return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK)
 
