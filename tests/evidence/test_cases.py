@@ -20,8 +20,10 @@ UNDECIDED_BY_PASTE = {
     "case-001": ("nccl_log.gid", "log.job.connections.suspect"),
     # Retry-exceeded completions, no MTU in the paste: GID, MTU and reachability all stay open.
     "case-005": ("nccl_log.mtu", "log.job.connections.suspect"),
+    # An intra-node test hung in P2P, no /proc/cmdline pasted: IOMMU or ACS stays open.
+    "case-009": ("nccl_log.hang_iommu", "kernel.cmdline.iommu"),
     # EDR-rate ports with no adapter model pasted: the ports' rating is unknown.
-    "case-016": ("nccl_log.link_rate", None),
+    "case-016": ("trunk.link_rate", None),
 }
 
 
@@ -34,14 +36,15 @@ def test_case_diagnoses_to_its_cause(case):
     found = (data["root_cause"] or {}).get("id") or (data["healthy"] or {}).get("id")
     if case["id"] in UNDECIDED_BY_PASTE:
         step, fact = UNDECIDED_BY_PASTE[case["id"]]
-        connection_causes = {"wrong_gid_index", "mtu_mismatch", "fabric_unreachable", "cross_rail_unreachable"}
-        assert found not in connection_causes | {"link_degraded"} - {case["cause"]}, found
+        guesses = {"wrong_gid_index", "mtu_mismatch", "fabric_unreachable", "cross_rail_unreachable",
+                   "link_degraded", "iommu_enabled", "pcie_acs_enabled"}
+        assert found not in guesses - {case["cause"]} and found != case["cause"], found
         assert data["verdict"] != "healthy" and proc.returncode != 0
         taken = {p["node"]: p for p in data["path"]}
         if fact is not None:
             assert taken[step]["outcome"] == "unknown" and fact in taken[step]["value"], taken[step]
         else:
-            assert taken[step]["outcome"] == "no" and data["verdict"] == "inconclusive"
+            assert taken["trunk.link_rate"]["outcome"] == "no" and data["verdict"] == "inconclusive"
         return
     assert found == case["cause"], [p["node"] for p in data["path"]]
     if case["cause"] == "expected_hardware_limit":  # the one "no fault" case: a healthy end

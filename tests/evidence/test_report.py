@@ -50,7 +50,9 @@ def test_file_report(tmp_path):
     assert report["facts"] == {
         "log.nccl": f"{name}:3-5", "log.env": f"{name}:6", "log.tests": f"{name}:14-16",
         "log.rdma": f"{name}:8-13", "log.host": "no such lines in the evidence",
-        "log.job": f"{name}:3-6,8-16", "tools.ibstat": f"{name}:8-13"}
+        "log.job": f"{name}:3-6,8-16", "tools.ibstat": f"{name}:8-13",
+        # the node facts the paste shows, as the probes make them (evidence/node_facts.py)
+        "rdma.ports": f"{name}:8-13", "nccl.env": f"{name}:6"}
 
 
 def test_facts_it_implies(tmp_path):

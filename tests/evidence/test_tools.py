@@ -110,10 +110,12 @@ def test_kernel_messages(tmp_path):
 
 
 def test_cmdline_iommu(tmp_path):
-    host = facts(tmp_path, "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")["log.host"]
-    assert (host["cmdline"]["iommu"], host["iommu_translating"]) == ("on", True)
-    host = facts(tmp_path, 'GRUB_CMDLINE_LINUX="intel_iommu=on iommu=pt"\n')["log.host"]
-    assert (host["cmdline"]["iommu"], host["iommu_translating"]) == ("pt", False)
+    """A pasted command line is the node's kernel.cmdline, which the trunk's IOMMU check reads."""
+    found = facts(tmp_path, "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")
+    cmdline = found["kernel.cmdline"]
+    assert (cmdline["iommu"], cmdline["iommu_passthrough"], found["log.host"]["iommu_translating"]) == ("on", False, False)
+    cmdline = facts(tmp_path, 'GRUB_CMDLINE_LINUX="intel_iommu=on iommu=pt"\n')["kernel.cmdline"]
+    assert (cmdline["iommu"], cmdline["iommu_passthrough"]) == ("pt", True)
 
 
 def test_mlnx_qos_keeps_the_interface_named_by_the_command(tmp_path):

@@ -33,7 +33,7 @@ def fake_host(node: N.Node) -> FakeHost:
     commands = {
         ("ibstat",): T.ibstat(node),
         ("ibv_devinfo", "-v"): T.ibv_devinfo(node),
-        ("lspci", "-vvv"): T.lspci_vvv(node.acs_redirect),
+        ("lspci", "-vvv"): T.lspci_vvv(node),
         ("dmesg",): f"[    2.104223] mlx5_core 0000:1a:00.0: firmware version: {node.fw_ver}\n",
     }
     tools = {"ibstat", "ibv_devinfo", "lspci", "dmesg", "ethtool"}

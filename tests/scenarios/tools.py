@@ -130,9 +130,21 @@ def nvidia_smi_q(gpus: int, state: str = "Completed") -> str:
     return "\n".join(out)
 
 
-def lspci_vvv(acs_redirect: bool = False) -> str:
-    bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
-    return "\n".join(reference(n) for n in (bridge, "lspci-vvv-mlx5-cx7-gen5-x16-ok.txt", "lspci-vvv-gpu-h100-gen5.txt"))
+def lspci_vvv(node) -> str:
+    """The bridge, every NIC of the node (the real ConnectX-7 entry at that NIC's bus, LnkSta
+    at the width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
+    from tests.scenarios.nodes import NIC_BUSES
+
+    bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if node.acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
+    nic = reference("lspci-vvv-mlx5-cx7-gen5-x16-ok.txt").rstrip("\n")
+    nics = []
+    for i in range(node.ports):
+        width = node.pci_width.get(i, 16)
+        entry = nic.replace("1a:00.0 ", f"{NIC_BUSES[i]}:00.0 ", 1)
+        if width != 16:
+            entry = entry.replace("Width x16 (ok)", f"Width x{width} (downgraded)")
+        nics.append(entry + "\n")
+    return "\n".join([reference(bridge), *nics, reference("lspci-vvv-gpu-h100-gen5.txt")])
 
 
 def _topo(gpus: int, nics: int, path, affinity) -> str:

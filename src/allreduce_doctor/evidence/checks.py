@@ -1,5 +1,6 @@
-"""log.job verdicts about settings and ports: socket interfaces, NCCL_IB_HCA, tuning variables,
-channel counts, port state and rate, a hung intra-node test, a missing net plugin."""
+"""log.job: what only a log shows about settings and ports: the interfaces NCCL used, the ports it
+used against NCCL_IB_HCA, channel counts, a hung intra-node test, a missing net plugin. Port state
+and rate, tuning variables and NCCL_SOCKET_IFNAME are node facts (evidence/node_facts.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def hca_selects(spec: str, port: str) -> bool:
     return hit != exclude
 
 
-def socket_ifaces(nccl: NcclLog, env: dict, network: str) -> list[dict]:
+def socket_ifaces(nccl: NcclLog, network: str) -> list[dict]:
+    """Interfaces NCCL printed it uses (bootstrap, OOB, sockets) that peers cannot reach. What
+    NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname)."""
     bad = []
     for label, table in (("bootstrap", nccl.bootstrap), ("oob", nccl.oob)):
         for host, pairs in table.items():
@@ -37,40 +40,9 @@ def socket_ifaces(nccl: NcclLog, env: dict, network: str) -> list[dict]:
         for host, pairs in nccl.socket_ifaces.items():
             bad += [{"host": host, "used_for": "socket transport", "iface": i, "address": a} for i, a in pairs
                     if is_virtual_iface(i)]
-    spec = env.get("NCCL_SOCKET_IFNAME", "")
-    items = [i.strip() for i in spec.lstrip("^=").split(",") if i.strip()]
-    if items and not spec.startswith("^") and all(is_virtual_iface(i) for i in items):
-        bad.append({"env": "NCCL_SOCKET_IFNAME", "value": spec, "why": "only loopback or virtual interfaces"})
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
     return bad[:8]
-
-
-def tuning(env: dict, nics: int | None) -> list[dict]:
-    found = []
-    need = 2 * (nics or 1)
-
-    def number(name: str) -> int | None:
-        try:
-            return int(str(env[name]).strip(), 0)
-        except (KeyError, ValueError):
-            return None
-
-    max_ch = number("NCCL_MAX_NCHANNELS") if "NCCL_MAX_NCHANNELS" in env else number("NCCL_MAX_NRINGS")
-    if max_ch is not None and max_ch < need:
-        found.append({"var": "NCCL_MAX_NCHANNELS", "value": max_ch, "why": f"fewer than 2 channels per NIC (need {need})"})
-    proto = str(env.get("NCCL_PROTO", ""))
-    if proto and not proto.startswith("^") and "simple" not in proto.lower():
-        found.append({"var": "NCCL_PROTO", "value": proto, "why": "large messages need the Simple protocol"})
-    if proto.startswith("^") and "simple" in proto.lower():
-        found.append({"var": "NCCL_PROTO", "value": proto, "why": "Simple, the large-message protocol, is excluded"})
-    buffsize = number("NCCL_BUFFSIZE")
-    if buffsize is not None and buffsize < 1 << 21:
-        found.append({"var": "NCCL_BUFFSIZE", "value": buffsize, "why": "below 2 MiB (default 4 MiB)"})
-    threads = number("NCCL_NTHREADS")
-    if threads is not None and threads < 256:
-        found.append({"var": "NCCL_NTHREADS", "value": threads, "why": "fewer than 256 threads per block"})
-    return found
 
 
 def channels(nccl: NcclLog, nics: dict, where: str) -> dict:
@@ -79,35 +51,6 @@ def channels(nccl: NcclLog, nics: dict, where: str) -> dict:
     too_few = bool(where != "intra" and nics["basis"] == "nccl_log" and count and nics["per_node"]
                    and count < 2 * nics["per_node"])
     return {"channels": count, "nics": nics["per_node"], "too_few": too_few}
-
-
-def ports(rdma: dict, fab: str, used: set[str]) -> dict:
-    """Ports that are down, slower than their peers, or at an old speed, from pasted tables."""
-    layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fab)
-    known = [p for p in rdma.get("ports", []) if layer and p["link_layer"] == layer and not p.get("layer_inferred")]
-    best: dict = {}
-    for p in known:
-        if p["state"] == "ACTIVE" and p["rate_gbps"]:
-            best[p["model"]] = max(best.get(p["model"], 0), p["rate_gbps"])
-    degraded = []
-    from allreduce_doctor.evidence.rdma import MODEL_MAX_GBPS
-
-    for p in known:
-        if p["state"] != "ACTIVE" or not p["rate_gbps"]:
-            continue
-        cap = MODEL_MAX_GBPS.get(p["model"] or 0)
-        why = None
-        if p["rate_gbps"] < best.get(p["model"], 0):
-            why = f"{p['rate_gbps']:g} Gb/s where its peers run at {best[p['model']]:g}"
-        elif p["width"] in (1, 2) and layer == "InfiniBand":
-            why = f"{p['width']}X width where 4X is normal"
-        elif cap and p["rate_gbps"] < cap:
-            why = f"{p['rate_gbps']:g} Gb/s on an adapter rated for {cap} Gb/s"
-        if why:
-            degraded.append({"port": p["name"], "why": why, "source": p["source"]})
-    down = [{"port": p["name"], "state": p["state"], "source": p["source"]} for p in rdma.get("ports", [])
-            if p["name"] in used and p["state"] not in ("ACTIVE", None)]
-    return {"degraded": degraded[:8], "down_used": down[:8]}
 
 
 def hca(nccl: NcclLog, rdma: dict, env: dict, fab: str, used: set[str]) -> list[dict]:

@@ -4,21 +4,11 @@ ranges it rests on) and the report of what was recognized."""
 from __future__ import annotations
 
 from allreduce_doctor.evidence import checks, host, job, rdma
+from allreduce_doctor.evidence import node_facts as node_facts_of
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.segmenter import Scanner
 from allreduce_doctor.observations import OK, Observation
 
-# Node facts a pasted tool output reproduces exactly (same parser as the probe that reads it).
-NODE_FACTS = {
-    "ibstat": "tools.ibstat",
-    "ibv_devinfo": "tools.ibv_devinfo",
-    "show_gids": "tools.show_gids",
-    "ibdev2netdev": "tools.ibdev2netdev",
-    "lspci": "pci.lspci",
-    "nvidia_smi_topo": "gpu.topo",
-    "nvidia_smi_nvlink": "gpu.nvlink",
-    "nvidia_smi_q": "gpu.fabric",
-}
 # The evidence facts of probes/evidence.yaml, by the recognizer named there.
 RECOGNIZERS = {
     "nccl_log": "log.nccl",
@@ -94,7 +84,7 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
         _obs("log.host", host_v, host_where.text(), "host_tools"),
         _obs("log.job", job_v, job_where.text(), "combined"),
     ]
-    obs += node_facts(scanner, host_v)
+    obs += node_facts(scanner, host_v, env)
     return obs, report(scanner, obs)
 
 
@@ -104,17 +94,16 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
     fab = job.fabric(nccl, rdma_v, env)
     nic = job.nics(nccl, rdma_v, env, fab)
     gid_v = job.gid(nccl, rdma_v, env, fab)
-    mtu_v = job.mtu(nccl, rdma_v)
+    mtu_v = job.mtu(nccl)
     used = checks.used_ports(nccl, rdma_v, env)
-    port_v = checks.ports(rdma_v, fab, used)
     single = bool(nic["basis"] == "nccl_log" and nic["per_node"] == 1 and sc["scope"] == "inter"
                   and (sc["ranks_per_node"] or 0) > 1)
     return {
         **sc, "network": network, "fabric": fab, "nics": nic, "single_nic": single,
         "bandwidth": job.bandwidth(run, nic, sc["scope"]), "gdr": job.gdr(nccl, env), "gid": gid_v, "mtu": mtu_v,
-        "connections": job.connections(nccl, fab, gid_v, mtu_v, env), "bridge_network": job.bridge(nccl),
-        "bad_socket_ifaces": checks.socket_ifaces(nccl, env, network), "tuning": checks.tuning(env, nic["per_node"]),
-        "channels": checks.channels(nccl, nic, sc["scope"]), "ports": port_v,
+        "connections": job.connections(nccl, fab, gid_v, mtu_v, env, rdma_v), "bridge_network": job.bridge(nccl),
+        "bad_socket_ifaces": checks.socket_ifaces(nccl, network),
+        "channels": checks.channels(nccl, nic, sc["scope"]),
         "hca_problems": checks.hca(nccl, rdma_v, env, fab, used), "ib_devices_hidden": checks.ib_devices_hidden(
             nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
@@ -122,27 +111,17 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
     }
 
 
-def node_facts(scanner: Scanner, host_v: dict) -> list[Observation]:
-    out: dict[str, Observation] = {}
+def node_facts(scanner: Scanner, host_v: dict, env: dict) -> list[Observation]:
+    """The node facts the pasted tool outputs and variables show (evidence/node_facts.py)."""
     dmesg: list = []
     dmesg_where = Where()
     for b in scanner.blocks:
-        fact = NODE_FACTS.get(b["tool"])
         if b["tool"] == "kernel_log" and b["value"] is not None:
             dmesg += b["value"]
             dmesg_where.add_range(b["file"], b["first"], b["last"])
-            continue
-        if fact is None or b["value"] is None or fact in out:
-            continue
-        if fact == "gpu.nvlink" and not b.get("links_listed"):
-            continue  # nvidia-smi -L: GPU names, no links
-        out[fact] = Observation(fact, b["value"], OK, b["where"], "", f"evidence:{b['tool']}")
-    if dmesg:
-        out["kernel.dmesg"] = Observation("kernel.dmesg", dmesg[:5000], OK, dmesg_where.text(), "", "evidence:kernel_log")
-    cmd = host_v.get("cmdline")
-    if cmd:
-        out["kernel.cmdline"] = Observation("kernel.cmdline", cmd["value"], OK, cmd["source"], "", "evidence:proc_cmdline")
-    return list(out.values())
+    sources = {k: v["source"] for k, v in scanner.env.vars.items()}
+    return node_facts_of.observations(scanner.blocks, env, sources, host_v.get("cmdline"),
+                                      (dmesg, dmesg_where.text()) if dmesg else None)
 
 
 def report(scanner: Scanner, obs: list[Observation]) -> dict:

@@ -44,19 +44,9 @@ def _topology(block: dict) -> dict:
 
 
 def _pcie(block: dict, acs: list, degraded: list) -> None:
-    if block["tool"] == "lspci" and block["value"]:
-        for dev in block["value"]:
-            if dev.get("acs_ctl") is not None:
-                acs.append({"device": dev["bdf"], "name": dev["name"][:80], "redirect": bool(dev["acs_redirect"]),
-                            "source": block["where"]})
-            cap, sta = dev.get("lnkcap") or {}, dev.get("lnksta") or {}
-            if cap and sta and ((sta.get("width") or 0) < (cap.get("width") or 0)
-                                or (sta.get("speed_gts") or 0) < (cap.get("speed_gts") or 0)):
-                name = dev["name"].lower()
-                if any(k in name for k in ("mellanox", "nvidia", "infiniband", "ethernet", "3d controller")):
-                    degraded.append({"device": dev["bdf"], "name": dev["name"][:80], "cap": cap, "sta": sta,
-                                     "source": block["where"]})
-    elif block["tool"] == "pcie_fragment":
+    """ACS and link lines grepped out of lspci (no device named). A whole `lspci -vvv` is the
+    node's pci.lspci / pci.nics / pci.gpus (evidence/node_facts.py), judged by the trunk."""
+    if block["tool"] == "pcie_fragment":
         for i, line in enumerate(block["lines"] or []):
             where = f"{block['file']}:{block['first'] + i}"
             m = _ACS_RE.search(line)
@@ -124,7 +114,7 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
             p2p["cannot"] += sum("CANNOT" in x for x in lines)
     cmdline, kernel = _kernel(blocks, cmdlines)
     faults = kernel["events"].get("iommu_fault", 0)
-    translating = bool(cmdline and cmdline["iommu"] == "on" and not cmdline["iommu_passthrough"]) or faults > 0
+    translating = faults > 0  # the command line itself is kernel.cmdline, judged by the trunk
     flaps = {k: v for k, v in kernel["flaps"].items() if v >= 2}
     limited = kernel["events"].get("pcie_bandwidth_limited", 0)
     if limited:

@@ -158,19 +158,12 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     return out
 
 
-def mtu(nccl: NcclLog, rdma: dict) -> dict:
-    ports = [p for p in rdma.get("ports", []) if p.get("active_mtu") and p["state"] in ("ACTIVE", None)]
-    active = {p["active_mtu"] for p in ports} | {_MTU_ENUM.get(e) for e in nccl.qp_mtu if e in _MTU_ENUM}
-    active.discard(None)
-    low = [p for p in ports if p["active_mtu"] < 4096 and (p.get("max_mtu") or 4096) >= 4096]
-    verdict = "unknown"
-    if len(active) > 1:
-        verdict = "mismatch"
-    elif low or (active and max(active) < 4096):
-        verdict = "low"
-    elif active:
-        verdict = "ok"
-    return {"active_mtus": sorted(active), "low_ports": [p["name"] for p in low][:8], "verdict": verdict}
+def mtu(nccl: NcclLog) -> dict:
+    """The RDMA MTU NCCL's own QP lines show (NCCL_DEBUG=TRACE/INFO `qpn ... mtu N`). A pasted
+    port table's active_mtu is a node fact (tools.ibv_devinfo) and judged by the node checks."""
+    active = sorted({_MTU_ENUM[e] for e in nccl.qp_mtu if e in _MTU_ENUM})
+    verdict = "mismatch" if len(active) > 1 else "low" if active and active[0] < 4096 else "ok" if active else "unknown"
+    return {"active_mtus": active, "verdict": verdict}
 
 
 def _ipv4(text: str | None):
@@ -185,7 +178,10 @@ def _ipv4(text: str | None):
         return None
 
 
-def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: dict) -> dict:
+def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: dict, rdma: dict) -> dict:
+    # Pasted port tables that all show a 4096 active MTU rule the MTU out as the failure's reason.
+    mtus = [p.get("active_mtu") for p in rdma.get("ports", []) if p["state"] in ("ACTIVE", None)]
+    ports_full_mtu = bool(mtus) and all(m == 4096 for m in mtus)
     counts = {k: nccl.errors[k]["count"] for k in _CONN if k in nccl.errors}
     pairs = []
     for k in _CONN:
@@ -204,7 +200,8 @@ def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: di
             suspect = "cross_rail"
         elif mtu_info["verdict"] in ("mismatch", "low"):
             suspect = "mtu"
-        elif (fab != "ib" and gid_info["verdict"] in ("unknown", "set")) or mtu_info["verdict"] == "unknown":
+        elif (fab != "ib" and gid_info["verdict"] in ("unknown", "set")) or (mtu_info["verdict"] == "unknown"
+                                                                            and not ports_full_mtu):
             # The GID NCCL used or the path MTU is not in the evidence: either could be the reason,
             # so the suspect stays unknown (show_gids + NCCL_IB_GID_INDEX, ibv_devinfo decide it).
             suspect = None

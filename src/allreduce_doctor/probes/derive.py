@@ -298,9 +298,14 @@ def roce_priority(inputs: Inputs) -> Observation:
     np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
     rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
     out = []
-    for port in inputs["rdma.compute_ports"].value:
+    ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
+    if ports and not any(p.get("netdev") in qos_by for p in ports):
+        # Which netdev belongs to which port is not known (pasted mlnx_qos without ibdev2netdev):
+        # each QoS record still says what PFC does on that RoCE netdev.
+        ports = [{"netdev": name, "name": None, "link_layer": "Ethernet"} for name in qos_by]
+    for port in ports:
         netdev = port.get("netdev")
-        if port.get("link_layer") != "Ethernet" or not netdev:
+        if not netdev:
             continue
         q = qos_by.get(netdev) or {}
         tc = _traffic_class(env, tc_text)

@@ -69,7 +69,8 @@ def hca_selection(inputs: Inputs) -> Observation:
     selected = [p for p in ports if choose(str(p.get("device")), str(p.get("port")))]
     rail_names = {p["name"] for p in rails}
     left_out = sorted(n for n in rail_names if n not in {p["name"] for p in selected})
-    foreign = sorted(p["name"] for p in selected if p["name"] not in rail_names)
+    # A port whose link layer was not seen (a truncated paste) is neither a rail nor foreign.
+    foreign = sorted(p["name"] for p in selected if p["name"] not in rail_names and p.get("link_layer") is not None)
     value = {"hca": spec, "selected": [p["name"] for p in selected], "left_out": left_out,
              "foreign": foreign, "problem": bool(left_out or foreign or not selected)}
     return Observation("", value, OK)

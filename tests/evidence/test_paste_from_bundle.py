@@ -1,0 +1,89 @@
+"""Pasted tool output decides like the node it came from (issue 11: one knowledge base).
+
+Each scenario bundle's recorded command outputs are pasted as an engineer pastes them (each block
+headed by its `$ argv` line) and diagnosed as evidence only. Where those outputs show the
+bundle's cause, the paste must give the bundle's own cause, through the same trunk/IB/RoCE
+checks; where they cannot (the cause lives in sysfs files, counters over time or the job's
+environment), the paste must never name another fault and never call the node healthy.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from allreduce_doctor.cli import main
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
+# The scenarios whose cause the command outputs alone show (ibstat, ibv_devinfo -v, lspci -vvv,
+# mlnx_qos, nvidia-smi), and the runbook step that must decide it: a node check, not a log rule.
+SHOWN_BY_OUTPUTS = {
+    "roce-pfc-off": "roce.pfc",
+    "ib-link-degraded": "trunk.link_rate",
+    "multi-degraded-symbol-errors": "trunk.link_rate",
+    "ib-acs-redirect": "trunk.acs",
+    "ib-port-down": "trunk.ports_active",
+    "ib-no-sm": "trunk.ports_init",
+    "ib-mtu-2048": "ib.mtu",
+    "roce-mtu-1500": "roce.mtu",
+    "ib-pcie-x8": "trunk.pcie_nic",
+    "nvlink-inactive": "trunk.nvlink",
+    "fabric-manager-not-ready": "trunk.fabric_manager",
+    "numa-remote-nics": "trunk.numa",
+}
+
+
+def paste_of(bundle: Path) -> str:
+    """The first sample of every recorded command, as `$ argv` followed by its output."""
+    blocks = []
+    with tarfile.open(bundle) as tar:
+        for member in sorted(tar.getmembers(), key=lambda m: m.name):
+            if member.isfile() and member.name.startswith("commands/") and member.name.endswith(".json"):
+                record = json.load(tar.extractfile(member))
+                if record.get("stdout") and record.get("argv"):
+                    blocks.append("$ " + " ".join(record["argv"]) + "\n" + record["stdout"])
+    return "\n".join(blocks)
+
+
+def diagnose_paste(tmp_path: Path, capsys, text: str) -> tuple[int, dict]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    code = main(["diagnose", "--evidence", str(path), "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _scenarios() -> list[str]:
+    return sorted(p.name for p in SCENARIOS.iterdir() if (p / "bundle.tar.gz").is_file())
+
+
+@pytest.mark.parametrize("name", _scenarios())
+def test_pasted_outputs_decide_like_the_bundle(name, tmp_path, capsys):
+    expected = yaml.safe_load((SCENARIOS / name / "expected.yaml").read_text())
+    code, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / name / "bundle.tar.gz"))
+    found = (data["root_cause"] or {}).get("id")
+    if name in SHOWN_BY_OUTPUTS:
+        assert (found, data["verdict"], code) == (expected["cause"], "fault", 1), [
+            (p["node"], p["outcome"]) for p in data["path"] if p["outcome"] != "no"]
+        deciding = [p for p in data["path"] if p["node"] == SHOWN_BY_OUTPUTS[name]]
+        assert deciding and deciding[0]["outcome"] == "yes"
+    else:
+        assert found in (None, expected["cause"]), found  # never another fault
+        assert data["verdict"] != "healthy" and code != 0  # a paste is never a healthy node
+
+
+def test_every_listed_scenario_exists():
+    assert set(SHOWN_BY_OUTPUTS) <= set(_scenarios())
+
+
+def test_interface_from_the_command_line_names_the_qos_record(tmp_path, capsys):
+    """mlnx_qos output pasted under its `$ mlnx_qos -i IF` line is that netdev's net.qos_mlnx."""
+    from tests.evidence.helpers import facts
+
+    text = paste_of(SCENARIOS / "roce-pfc-off" / "bundle.tar.gz")
+    qos = facts(tmp_path, text)["net.qos_mlnx"]
+    off = [r["name"] for r in qos if not r["pfc_enabled"]]
+    assert off == ["enp155s0np0"] and len(qos) == 8
