@@ -115,8 +115,7 @@ GOOD_HEAD = "runbook: solo\ntitle: t\nentry: a\nnodes:\n  a:\n    title: t\n    
      "    unknown: {next: z, means: m}\n  z:\n    healthy: no_fault_found\n    summary: s\n    next_steps: [x]\n",
      "bad.yaml:8:13: bad condition: unknown fact 'rdma.prots' (at nodes.a.check) did you mean 'rdma.ports'?"),
     (GOOD_HEAD + "    check: 'rdma.uverbs'\n    yes: {next: z, means: m}\n    no: {next: z, means: m}\n"
-     "    unknown: {next: z, means: m}\n  z:\n    cause: pfc_not_enabeld\n    severity: critical\n"
-     "    owner: network\n    summary: s\n    remediation: [x]\n    verification: [y]\n",
+     "    unknown: {next: z, means: m}\n  z:\n    cause: pfc_not_enabeld\n",
      "bad.yaml:13:12: unknown cause 'pfc_not_enabeld' (at nodes.z.cause) did you mean 'pfc_not_enabled'?"),
     ("runbook: solo\n  entry: [\n", "bad.yaml:2:8: YAML syntax error:"),
 ])

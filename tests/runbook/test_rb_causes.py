@@ -1,14 +1,24 @@
+"""The cause catalogue (runbooks/catalogue/causes.yaml): the ids of CAUSES.md, each with its texts once.
+
+Catalogue errors are one located line, asserted word for word like the runbook loader's.
+"""
+
 import re
 from pathlib import Path
 
 import pytest
 
-from allreduce_doctor.runbook.causes import CAUSES, FAULT_IDS, HEALTHY_IDS
+from allreduce_doctor.errors import RunbookError
+from allreduce_doctor.runbook import causes
+from allreduce_doctor.runbook.causes import CAUSES, FAULT_IDS, HEALTHY_IDS, load_catalogue, parse_catalogue
+from allreduce_doctor.runbook.model import OWNERS, SEVERITIES
 
-CAUSES_MD = Path("/work/shared/CAUSES.md")
+# The public list of ids sits beside the repository: <root>/../shared/CAUSES.md.
+CAUSES_MD = Path(__file__).resolve().parents[2] / ".." / "shared" / "CAUSES.md"
+needs_causes_md = pytest.mark.skipif(not CAUSES_MD.exists(), reason=f"{CAUSES_MD} is absent (no shared folder beside this checkout)")
 
 
-def _catalogue() -> dict[str, str]:
+def _causes_md() -> dict[str, str]:
     """id -> section heading (short form) from CAUSES.md."""
     ids, section = {}, ""
     for line in CAUSES_MD.read_text(encoding="utf-8").splitlines():
@@ -20,14 +30,14 @@ def _catalogue() -> dict[str, str]:
     return ids
 
 
-@pytest.mark.skipif(not CAUSES_MD.exists(), reason="CAUSES.md not available")
+@needs_causes_md
 def test_ids_match_causes_md_exactly():
-    assert set(CAUSES) == set(_catalogue())
+    assert set(CAUSES) == set(_causes_md())
 
 
-@pytest.mark.skipif(not CAUSES_MD.exists(), reason="CAUSES.md not available")
+@needs_causes_md
 def test_sections_match_causes_md():
-    assert {c: info.section for c, info in CAUSES.items()} == _catalogue()
+    assert {c: info.section for c, info in CAUSES.items()} == _causes_md()
 
 
 def test_healthy_ids():
@@ -41,3 +51,93 @@ def test_healthy_ids():
 def test_titles_are_one_short_line():
     for info in CAUSES.values():
         assert info.title and "\n" not in info.title and len(info.title) <= 100, info.id
+
+
+def test_every_cause_has_its_texts_and_every_outcome_its_next_steps():
+    for info in CAUSES.values():
+        assert info.summary and "\n" not in info.summary, info.id  # folded to one paragraph
+        if info.healthy:
+            assert info.next_steps and not (info.severity or info.owner or info.remediation or info.verification), info.id
+        else:
+            assert info.severity in SEVERITIES and info.owner in OWNERS, info.id
+            assert info.remediation and info.verification and not info.next_steps, info.id
+
+
+def test_the_catalogue_is_read_once_per_process():
+    assert load_catalogue() is load_catalogue() is causes.CAUSES
+    assert causes.FAULT_IDS is causes.FAULT_IDS
+
+
+GOOD = """\
+socket_fallback:
+  title: NCCL uses sockets
+  section: Transport selection
+  severity: critical
+  owner: platform
+  summary: Sockets.
+  remediation: [fix it]
+  verification: [check it]
+no_fault_found:
+  title: nothing found
+  section: No fault
+  healthy: true
+  summary: Fine.
+  next_steps: [load test]
+"""
+
+ERRORS = [
+    ("a cause defined twice", GOOD + "socket_fallback:\n  title: again\n",
+     "c.yaml:15:1: duplicate key 'socket_fallback' (first at line 1) (at socket_fallback)"),
+    ("a text defined twice in one entry", GOOD.replace("  summary: Sockets.\n", "  summary: Sockets.\n  summary: Again.\n"),
+     "c.yaml:7:3: duplicate key 'summary' (first at line 6) (at socket_fallback.summary)"),
+    ("bad severity", GOOD.replace("severity: critical", "severity: critcal"),
+     "c.yaml:4:13: severity must be one of critical, major, minor, got 'critcal' (at socket_fallback.severity)"
+     " did you mean 'critical'?"),
+    ("bad owner", GOOD.replace("owner: platform", "owner: netwrk"),
+     "c.yaml:5:10: owner must be one of host, network, platform, got 'netwrk' (at socket_fallback.owner)"
+     " did you mean 'network'?"),
+    ("missing remediation", GOOD.replace("  remediation: [fix it]\n", ""),
+     "c.yaml:1:1: missing required key 'remediation' (at socket_fallback)"),
+    ("empty verification", GOOD.replace("verification: [check it]", "verification: []"),
+     "c.yaml:8:17: 'verification' must not be empty (at socket_fallback.verification)"),
+    ("a step YAML read as a mapping", GOOD.replace("remediation: [fix it]", "remediation: [run: this]"),
+     "c.yaml:7:17: 'remediation' must be text, got a mapping (quote text that contains ': ')"
+     " (at socket_fallback.remediation[0])"),
+    ("unknown key", GOOD.replace("  summary: Sockets.\n", "  summry: Sockets.\n"),
+     "c.yaml:6:3: unknown key 'summry' (at socket_fallback.summry) did you mean 'summary'?"),
+    ("a healthy outcome with a severity", GOOD.replace("  healthy: true\n", "  healthy: true\n  severity: minor\n"),
+     "c.yaml:13:3: 'severity' does not belong in a healthy outcome (at no_fault_found.severity)"),
+    ("a cause with next steps", GOOD.replace("  verification: [check it]\n", "  verification: [check it]\n  next_steps: [x]\n"),
+     "c.yaml:9:3: 'next_steps' does not belong in a cause (only healthy outcomes have it) (at socket_fallback.next_steps)"),
+    ("healthy: false", GOOD.replace("healthy: true", "healthy: false"),
+     "c.yaml:12:12: 'healthy' must be true (leave it out for a cause) (at no_fault_found.healthy)"),
+    ("invalid id", GOOD.replace("socket_fallback:", "Socket-Fallback:"),
+     "c.yaml:1:1: invalid cause id 'Socket-Fallback': use lowercase letters, digits and '_', starting with a letter"
+     " (at Socket-Fallback)"),
+    ("an entry that is not a mapping", "socket_fallback: sockets\n",
+     "c.yaml:1:18: expected a mapping, got text (at socket_fallback)"),
+    ("empty", "", "c.yaml:1:1: expected a mapping of cause ids, got an empty document (at <document>)"),
+    ("unsafe tag", GOOD.replace("summary: Sockets.", "summary: !!python/object:os.system x"),
+     "c.yaml:6:12: unsupported YAML tag '!!python/object:os.system' (at socket_fallback.summary)"),
+]
+
+
+@pytest.mark.parametrize("text, expected", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_catalogue_error_is_one_located_line(text, expected):
+    with pytest.raises(RunbookError) as info:
+        parse_catalogue(text, "c.yaml")
+    assert str(info.value) == expected
+
+
+def test_the_good_catalogue_parses():
+    parsed = parse_catalogue(GOOD, "c.yaml")
+    assert parsed["socket_fallback"].remediation == ("fix it",) and parsed["socket_fallback"].owner == "platform"
+    assert parsed["no_fault_found"].healthy and parsed["no_fault_found"].next_steps == ("load test",)
+
+
+def test_a_broken_catalogue_file_is_named(tmp_path):
+    path = tmp_path / "causes.yaml"
+    path.write_bytes(b"socket_fallback: \xff\n")
+    with pytest.raises(RunbookError) as info:
+        load_catalogue(path)
+    assert str(info.value) == f"{path}:1:1: not UTF-8 text (invalid start byte at byte 17)"

@@ -9,7 +9,10 @@ import pytest
 
 from allreduce_doctor.errors import DoctorError, RunbookError
 from allreduce_doctor.runbook import load_runbook_text, load_runbooks
+from allreduce_doctor.runbook.causes import CAUSES
 from tests.runbook.helpers import FACTS
+
+CATALOGUE_NO_FAULT = CAUSES["no_fault_found"].summary
 
 GOOD = """\
 runbook: t
@@ -25,11 +28,6 @@ nodes:
     unknown: {next: fine, means: unknown means}
   bad:
     cause: socket_fallback
-    severity: critical
-    owner: platform
-    summary: Sockets.
-    remediation: [fix it]
-    verification: [check it]
   fine:
     healthy: no_fault_found
     summary: Fine.
@@ -95,19 +93,32 @@ CASES = [
         "t.yaml:5:3: missing required key 'unknown' (at nodes.a)",
     ),
     (
-        "missing remediation",
-        GOOD.replace("    remediation: [fix it]\n", ""),
-        "t.yaml:12:3: missing required key 'remediation' (at nodes.bad)",
+        "cause leaf with its own summary",
+        GOOD.replace("    cause: socket_fallback\n", "    cause: socket_fallback\n    summary: Sockets.\n"),
+        "t.yaml:14:5: cause texts live in the catalogue (runbooks/catalogue/causes.yaml); remove 'summary' here"
+        " (at nodes.bad.summary)",
     ),
     (
-        "missing verification",
-        GOOD.replace("    verification: [check it]\n", ""),
-        "t.yaml:12:3: missing required key 'verification' (at nodes.bad)",
+        "cause leaf with its own severity",
+        GOOD.replace("    cause: socket_fallback\n", "    cause: socket_fallback\n    severity: critical\n"),
+        "t.yaml:14:5: cause texts live in the catalogue (runbooks/catalogue/causes.yaml); remove 'severity' here"
+        " (at nodes.bad.severity)",
     ),
     (
-        "empty verification",
-        GOOD.replace("verification: [check it]", "verification: []"),
-        "t.yaml:18:19: 'verification' must not be empty (at nodes.bad.verification)",
+        "cause text on a check node",
+        GOOD.replace("    why: Because.\n", "    why: Because.\n    remediation: [fix it]\n"),
+        "t.yaml:8:5: 'remediation' does not belong in a check node (at nodes.a.remediation)",
+    ),
+    (
+        "healthy leaf that repeats the catalogue",
+        GOOD.replace("    summary: Fine.\n", "    summary: >\n      " + CATALOGUE_NO_FAULT + "\n"),
+        "t.yaml:16:5: repeats the catalogue's summary of 'no_fault_found' (runbooks/catalogue/causes.yaml);"
+        " remove 'summary' here (at nodes.fine.summary)",
+    ),
+    (
+        "empty next_steps",
+        GOOD.replace("next_steps: [load test]", "next_steps: []"),
+        "t.yaml:17:17: 'next_steps' must not be empty (at nodes.fine.next_steps)",
     ),
     (
         "text that is a list",
@@ -116,26 +127,9 @@ CASES = [
     ),
     (
         "list item that YAML read as a mapping",
-        GOOD.replace("remediation: [fix it]", "remediation: [run: this]"),
-        "t.yaml:17:19: 'remediation' must be text, got a mapping (quote text that contains ': ')"
-        " (at nodes.bad.remediation[0])",
-    ),
-    (
-        "bad severity, close",
-        GOOD.replace("severity: critical", "severity: critcal"),
-        "t.yaml:14:15: severity must be one of critical, major, minor, got 'critcal' (at nodes.bad.severity)"
-        " did you mean 'critical'?",
-    ),
-    (
-        "bad severity, far",
-        GOOD.replace("severity: critical", "severity: high"),
-        "t.yaml:14:15: severity must be one of critical, major, minor, got 'high' (at nodes.bad.severity)",
-    ),
-    (
-        "bad owner",
-        GOOD.replace("owner: platform", "owner: netwrk"),
-        "t.yaml:15:12: owner must be one of host, network, platform, got 'netwrk' (at nodes.bad.owner)"
-        " did you mean 'network'?",
+        GOOD.replace("next_steps: [load test]", "next_steps: [run: this]"),
+        "t.yaml:17:18: 'next_steps' must be text, got a mapping (quote text that contains ': ')"
+        " (at nodes.fine.next_steps[0])",
     ),
     (
         "unknown next target",
@@ -156,13 +150,13 @@ CASES = [
     (
         "cause id used as healthy",
         GOOD.replace("healthy: no_fault_found", "healthy: socket_fallback"),
-        "t.yaml:20:14: 'socket_fallback' is a cause, not a healthy outcome; use 'cause: socket_fallback'"
+        "t.yaml:15:14: 'socket_fallback' is a cause, not a healthy outcome; use 'cause: socket_fallback'"
         " (at nodes.fine.healthy)",
     ),
     (
         "unknown healthy id",
         GOOD.replace("healthy: no_fault_found", "healthy: no_fault"),
-        "t.yaml:20:14: unknown healthy outcome 'no_fault' (at nodes.fine.healthy) did you mean 'no_fault_found'?",
+        "t.yaml:15:14: unknown healthy outcome 'no_fault' (at nodes.fine.healthy) did you mean 'no_fault_found'?",
     ),
     (
         "unknown fact in a condition",
@@ -209,7 +203,7 @@ CASES = [
         "node not a mapping",
         GOOD.replace("  fine:\n    healthy: no_fault_found\n    summary: Fine.\n    next_steps: [load test]\n",
                      "  fine: just text\n"),
-        "t.yaml:19:9: expected a mapping, got text (at nodes.fine)",
+        "t.yaml:14:9: expected a mapping, got text (at nodes.fine)",
     ),
     (
         "duplicate key",
@@ -219,7 +213,7 @@ CASES = [
     (
         "duplicate node",
         GOOD + "  a:\n    healthy: no_fault_found\n    summary: x\n    next_steps: [y]\n",
-        "t.yaml:23:3: duplicate key 'a' (first at line 5) (at nodes.a)",
+        "t.yaml:18:3: duplicate key 'a' (first at line 5) (at nodes.a)",
     ),
     (
         "entry not a node",
@@ -236,8 +230,8 @@ CASES = [
         GOOD.replace("why: Because.", "why: !!python/object:os.system x"),
         "t.yaml:7:10: unsupported YAML tag '!!python/object:os.system' (at nodes.a.why)",
     ),
-    ("recursive alias", GOOD.replace("remediation: [fix it]", "remediation: &r [*r]"),
-     "t.yaml:17:18: recursive alias (at nodes.bad.remediation[0])"),
+    ("recursive alias", GOOD.replace("next_steps: [load test]", "next_steps: &r [*r]"),
+     "t.yaml:17:17: recursive alias (at nodes.fine.next_steps[0])"),
     ("merge key", GOOD.replace("    why: Because.\n", "    why: Because.\n    <<: {x: 1}\n"),
      "t.yaml:8:5: merge keys ('<<') are not supported (at nodes.a.<<)"),
 ]

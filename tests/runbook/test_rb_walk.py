@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.observations import Observation
-from allreduce_doctor.runbook import Diagnosis, walk
+from allreduce_doctor.runbook import CAUSES, Diagnosis, walk
 from tests.runbook.helpers import healthy_ib, healthy_roce
 
 LINK_LOCAL_AT_3 = [
@@ -31,13 +31,13 @@ def test_fault_path_wrong_gid_index(example_set):
         "title": "NCCL uses a GID that does not route (link-local, RoCE v1 or absent)",
         "severity": "critical",
         "owner": "platform",
-        "summary": "NCCL uses a link-local GID that does not route.",
+        "summary": CAUSES["wrong_gid_index"].summary,  # the leaf names the cause; the catalogue speaks
         "node": "roce.wrong_gid",
     }
     assert d.healthy is None
     assert d.findings[0].cause == "wrong_gid_index" and d.findings[0].node == "roce.gid_index"
-    assert d.remediation == [{"step": "Set NCCL_IB_GID_INDEX to the RoCE v2 IPv4-mapped entry", "owner": "platform"}]
-    assert d.verification == ["show_gids lists the index as v2 with an IPv4 address"]
+    assert d.remediation == [{"step": step, "owner": "platform"} for step in CAUSES["wrong_gid_index"].remediation]
+    assert d.verification == list(CAUSES["wrong_gid_index"].verification)
     assert d.runbooks == ["trunk", "roce"]
     assert d.inconclusive == []
 
@@ -71,16 +71,10 @@ def test_secondary_findings_from_the_sweep(example_set):
         ("roce_packet_loss", "roce.loss"),
     ]
     assert d.findings[2].value == [{"port": "mlx5_0/1", "rate": {"out_of_sequence": 250.0}}]
-    assert [r["step"] for r in d.remediation] == [
-        "Enable PFC on priority 3 on NICs and switches",
-        "Enable DCQCN on the NICs and ECN marking on the switches",
-        "Find the lossy hop",
-    ]
-    assert d.verification == [
-        "mlnx_qos shows PFC enabled on priority 3",
-        "np_cnp_sent rises under load",
-        "out_of_sequence stays flat under load",
-    ]
+    found = ("pfc_not_enabled", "ecn_disabled", "roce_packet_loss")  # root cause first, then the sweep's
+    assert d.remediation == [{"step": step, "owner": CAUSES[c].owner} for c in found for step in CAUSES[c].remediation]
+    assert d.verification == [v for c in found for v in CAUSES[c].verification]
+    assert [(f.severity, f.owner) for f in d.findings] == [(CAUSES[c].severity, CAUSES[c].owner) for c in found]
     assert {r.node for r in d.evidence} >= {"roce.pfc", "roce.ecn", "roce.loss"}
 
 

@@ -1,88 +1,111 @@
-"""The cause catalogue (../shared/CAUSES.md) as data: every leaf of a runbook names one of these.
+"""The cause catalogue (runbooks/catalogue/causes.yaml): every cause's texts, written once.
 
-The ids are a public contract (JSON output, ticket labels): add freely, never rename or drop.
-`healthy` marks the two "no fault" outcomes, which only `healthy:` leaves may name.
+Each id of ../shared/CAUSES.md has one entry: title, section, severity, owner, summary,
+remediation and verification; the two "no fault" outcomes (`healthy: true`) have a summary and
+next steps instead. Runbook leaves name an id and take their texts from here.
+
+`CAUSES`, `FAULT_IDS` and `HEALTHY_IDS` are read on first use and kept for the process, so
+`--help` and `--version` never parse YAML. The ids are a public contract (JSON output, ticket
+labels): add freely, never rename or drop.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .model import OWNERS, SEVERITIES, Location
+
+if TYPE_CHECKING:
+    from .yamlsrc import YMap
+
+CATALOGUE_FILE = "catalogue/causes.yaml"  # under the runbooks data folder
+FAULT_KEYS = ("title", "section", "severity", "owner", "summary", "remediation", "verification")
+HEALTHY_KEYS = ("title", "section", "healthy", "summary", "next_steps")
+_ID = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)
 class CauseInfo:
     id: str
-    title: str  # "what is wrong", shortened to one line
+    title: str  # "what is wrong", one line
     section: str  # the CAUSES.md section heading, short form
     healthy: bool = False
+    severity: str = ""  # faults only
+    owner: str = ""
+    summary: str = ""
+    remediation: tuple[str, ...] = ()
+    verification: tuple[str, ...] = ()
+    next_steps: tuple[str, ...] = ()  # healthy outcomes only
 
 
-_SECTIONS: dict[str, list[tuple[str, str]]] = {
-    "Transport selection": [
-        ("socket_fallback", "NCCL moves inter-node data over TCP sockets instead of RDMA"),
-        ("ib_disabled_by_env", "NCCL_IB_DISABLE=1 forces NCCL onto sockets"),
-        ("container_missing_libibverbs", "the image lacks rdma-core / libibverbs or the mlx5 provider"),
-        ("container_missing_ib_devices", "the container is not given /dev/infiniband, IPC_LOCK or memlock"),
-        ("wrong_ib_hca", "NCCL_IB_HCA selects a wrong, down or slow port, or leaves rails out"),
-        ("net_plugin_not_loaded", "the platform's external NCCL net plugin is not loaded"),
-        ("rdma_core_outdated", "rdma-core in the container is older than NCCL expects"),
-        ("asymmetric_transport", "one side uses IB while the other fell back to sockets"),
-    ],
-    "Bootstrap and socket interface": [
-        ("wrong_socket_ifname", "NCCL's socket interface is loopback, a bridge or unreachable by peers"),
-        ("container_network_isolation", "the container's own network namespace gives peers unroutable addresses"),
-    ],
-    "Host, PCIe and GPU topology": [
-        ("gdr_disabled", "GPUDirect RDMA is not used: NIC traffic is staged through host memory"),
-        ("pcie_acs_enabled", "PCIe ACS redirects peer-to-peer traffic to the root complex"),
-        ("iommu_enabled", "the IOMMU translates peer DMA on bare metal"),
-        ("pcie_link_degraded", "a NIC or GPU trained below its PCIe speed or width"),
-        ("numa_affinity", "NCCL's proxy threads or NIC are on the wrong NUMA node for the GPU"),
-        ("vm_topology_hidden", "the VM flattens the PCIe/NUMA topology, so NCCL builds poor paths"),
-        ("p2p_disabled_by_env", "a leftover setting forbids intra-node P2P/NVLink"),
-        ("nvlink_degraded", "NVLink links are inactive or erroring"),
-        ("fabric_manager_not_ready", "Fabric Manager is not running or not finished on an NVSwitch system"),
-        ("nccl_tuning_override", "forced NCCL tuning variables strangle bandwidth"),
-        ("too_few_channels", "NCCL builds fewer channels than the NICs need"),
-    ],
-    "InfiniBand branch": [
-        ("ib_port_down", "a compute port is not ACTIVE"),
-        ("ib_no_subnet_manager", "the port is stuck in INIT: no subnet manager configured it"),
-        ("link_degraded", "a port trained below its rated speed or width"),
-        ("link_errors", "a physical link is erroring: bad cable, optic or connector"),
-        ("ib_congestion", "credit backpressure: the fabric is congested but lossless"),
-        ("ib_xmit_discards", "packets are discarded at a port on a lossless fabric"),
-        ("mtu_mismatch", "path or endpoint MTUs disagree, or the active MTU is too low"),
-    ],
-    "RoCE v2 branch": [
-        ("wrong_gid_index", "NCCL uses a GID that does not route (link-local, RoCE v1 or absent)"),
-        ("gid_index_drift", "the GID table differs between nodes or over time, so a pinned index is wrong"),
-        ("pfc_not_enabled", "PFC is not enabled on the RoCE priority: the fabric is lossy"),
-        ("traffic_class_mismatch", "RoCE traffic is marked into a priority that is not lossless"),
-        ("ecn_disabled", "ECN/DCQCN is off, so senders never slow down before PFC fires"),
-        ("roce_packet_loss", "packets are lost and go-back-N retransmission collapses throughput"),
-        ("pfc_pause_storm", "a PFC pause cascade: pauses rise fleet-wide, nothing drops, all is slow"),
-        ("roce_congestion", "DCQCN working as designed under heavy congestion"),
-        ("cross_rail_unreachable", "NCCL connects across rails on a rail-isolated fabric"),
-        ("fabric_unreachable", "some NIC pairs cannot reach each other at all"),
-    ],
-    "Across the fleet": [
-        ("setting_mismatch", "a setting differs on a minority of nodes"),
-        ("straggler_node", "one node is measurably slower or noisier than its peers"),
-    ],
-    "No fault": [
-        ("expected_hardware_limit", "the measured bandwidth already matches what the hardware can deliver"),
-        ("no_fault_found", "every check passed: nothing found on this node"),
-    ],
-}
+def catalogue_path() -> Path:
+    from ..resources import data_dir
 
-_HEALTHY = {"expected_hardware_limit", "no_fault_found"}
+    return data_dir("runbooks") / CATALOGUE_FILE
 
-CAUSES: dict[str, CauseInfo] = {
-    cause_id: CauseInfo(cause_id, title, section, cause_id in _HEALTHY)
-    for section, rows in _SECTIONS.items()
-    for cause_id, title in rows
-}
 
-FAULT_IDS: frozenset[str] = frozenset(c for c, info in CAUSES.items() if not info.healthy)
-HEALTHY_IDS: frozenset[str] = frozenset(c for c, info in CAUSES.items() if info.healthy)
+@cache
+def load_catalogue(path: Path | None = None) -> dict[str, CauseInfo]:
+    """The catalogue at `path` (the shipped one by default), parsed once per process."""
+    from .fields import read_text
+
+    path = path or catalogue_path()
+    return parse_catalogue(read_text(path), str(path))
+
+
+def parse_catalogue(text: str, filename: str) -> dict[str, CauseInfo]:
+    # YAML is imported here, not at the top: importing this module must stay cheap (--help).
+    from . import fields
+    from .yamlsrc import parse_yaml
+
+    doc = parse_yaml(text, filename)
+    if doc is None:
+        raise Location(filename, 1, 1, "<document>").error("expected a mapping of cause ids, got an empty document")
+    top = fields.mapping(doc)
+    out: dict[str, CauseInfo] = {}
+    for cause_id, (key, value) in top.entries.items():
+        if not _ID.match(cause_id):
+            raise key.loc.error(f"invalid cause id '{cause_id}': use lowercase letters, digits and '_', starting with a letter")
+        out[cause_id] = _entry(cause_id, fields.mapping(value))
+    return out
+
+
+def _entry(cause_id: str, ymap: YMap) -> CauseInfo:
+    from . import fields
+
+    healthy = "healthy" in ymap.entries
+    if healthy and fields.text(ymap, "healthy") != "true":
+        raise ymap.entries["healthy"][1].loc.error("'healthy' must be true (leave it out for a cause)")
+    allowed = HEALTHY_KEYS if healthy else FAULT_KEYS
+    for key, (kscalar, _) in ymap.entries.items():
+        if key in FAULT_KEYS + HEALTHY_KEYS and key not in allowed:
+            kind = "a healthy outcome" if healthy else "a cause (only healthy outcomes have it)"
+            raise kscalar.loc.error(f"'{key}' does not belong in {kind}")
+    fields.known_keys(ymap, allowed)
+    fields.require(ymap, allowed)
+    common = dict(id=cause_id, title=fields.text(ymap, "title"), section=fields.text(ymap, "section"),
+                  summary=fields.text(ymap, "summary"))
+    if healthy:
+        return CauseInfo(**common, healthy=True, next_steps=tuple(fields.text_list(ymap, "next_steps")))
+    return CauseInfo(
+        **common, severity=fields.one_of(ymap, "severity", SEVERITIES), owner=fields.one_of(ymap, "owner", OWNERS),
+        remediation=tuple(fields.text_list(ymap, "remediation")), verification=tuple(fields.text_list(ymap, "verification")),
+    )
+
+
+@cache
+def _ids(healthy: bool) -> frozenset[str]:
+    return frozenset(c for c, info in load_catalogue().items() if info.healthy == healthy)
+
+
+def __getattr__(name: str):
+    """CAUSES, FAULT_IDS, HEALTHY_IDS: computed from the shipped catalogue on first use."""
+    if name == "CAUSES":
+        return load_catalogue()
+    if name in ("FAULT_IDS", "HEALTHY_IDS"):
+        return _ids(healthy=name == "HEALTHY_IDS")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,13 +12,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import RunbookError
-from .causes import CAUSES
+from . import causes
 from .cond_lexer import ExprError
 from .conditions import compile_condition
-from .model import OWNERS, SEVERITIES, CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
+from .fields import known_keys as _known_keys, mapping as _mapping, read_text as _read, require as _require
+from .fields import text as _text, text_list as _text_list
+from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
 from .suggest import closest
-from .yamlsrc import YMap, YNode, YScalar, YSeq, describe, parse_yaml, position_in_scalar
+from .yamlsrc import YMap, YNode, YScalar, parse_yaml, position_in_scalar
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
 TOP_OPTIONAL = ("description",)
@@ -26,10 +27,12 @@ KIND_KEYS = ("check", "ask", "cause", "healthy")
 NODE_SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # kind key -> (required, optional)
     "check": (("title", "why", "check", "yes", "no", "unknown"), ("expected",)),
     "ask": (("title", "why", "ask", "answer", "choices", "unknown"), ()),
-    "cause": (("cause", "severity", "owner", "summary", "remediation", "verification"), ()),
-    "healthy": (("healthy", "summary", "next_steps"), ()),
+    "cause": (("cause",), ()),
+    # A healthy leaf may say what its own path adds; otherwise the catalogue's words stand.
+    "healthy": (("healthy",), ("summary", "next_steps")),
 }
-NODE_KEYS = tuple(dict.fromkeys(k for req, opt in NODE_SCHEMA.values() for k in (*req, *opt)))
+CATALOGUE_TEXT_KEYS = ("severity", "owner", "summary", "remediation", "verification")
+NODE_KEYS = tuple(dict.fromkeys([*(k for req, opt in NODE_SCHEMA.values() for k in (*req, *opt)), *CATALOGUE_TEXT_KEYS]))
 OUTCOME_KEYS = ("next", "means")
 _KIND_NAMES = {"check": "check", "ask": "question", "cause": "cause", "healthy": "healthy"}
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -52,15 +55,6 @@ def load_runbook_text(text: str, filename: str, known_facts: Iterable[str]) -> R
     from .graph import build_set
 
     return build_set([parse_runbook(text, filename, frozenset(known_facts))], None)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunbookError(f"{path}:1:1: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise RunbookError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def parse_runbook(text: str, filename: str, known_facts: Iterable[str]) -> Runbook:
@@ -117,6 +111,8 @@ class _Reader:
         kind = kinds[0]
         required, optional = NODE_SCHEMA[kind]
         for key, (kscalar, _) in ymap.entries.items():
+            if kind == "cause" and key in CATALOGUE_TEXT_KEYS:
+                raise kscalar.loc.error(f"cause texts live in the catalogue (runbooks/{causes.CATALOGUE_FILE}); remove '{key}' here")
             if key not in required and key not in optional:
                 raise kscalar.loc.error(f"'{key}' does not belong in a {_KIND_NAMES[kind]} node")
         _require(ymap, required)
@@ -133,12 +129,10 @@ class _Reader:
                 answer=_ident(ymap, "answer", "answer name"), outcomes=_choices(ymap),
             )
         if kind == "cause":
-            return CauseLeaf(
-                **common, cause=_cause_id(ymap, "cause"), severity=_one_of(ymap, "severity", SEVERITIES),
-                owner=_one_of(ymap, "owner", OWNERS), summary=_text(ymap, "summary"),
-                remediation=_text_list(ymap, "remediation"), verification=_text_list(ymap, "verification"),
-            )
-        return HealthyLeaf(**common, healthy=_cause_id(ymap, "healthy"), summary=_text(ymap, "summary"), next_steps=_text_list(ymap, "next_steps"))
+            return CauseLeaf(**common, cause=_cause_id(ymap, "cause"))
+        healthy = _cause_id(ymap, "healthy")
+        return HealthyLeaf(**common, healthy=healthy, own_summary=_own_text(ymap, healthy, "summary"),
+                           own_next_steps=_own_text(ymap, healthy, "next_steps"))
 
     def condition(self, ymap: YMap):
         scalar = ymap.entries["check"][1]
@@ -152,48 +146,7 @@ class _Reader:
             raise where.error(f"bad condition: {exc.detail}", exc.suggestion) from None
 
 
-# -- field readers -------------------------------------------------------------------------
-def _mapping(node: YNode) -> YMap:
-    if not isinstance(node, YMap):
-        raise node.loc.error(f"expected a mapping, got {describe(node)}")
-    return node
-
-
-def _known_keys(ymap: YMap, allowed: tuple[str, ...]) -> None:
-    for key, (kscalar, _) in ymap.entries.items():
-        if key not in allowed:
-            raise kscalar.loc.error(f"unknown key '{key}'", closest(key, allowed))
-
-
-def _require(ymap: YMap, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        if key not in ymap.entries:
-            raise ymap.key_loc.error(f"missing required key '{key}'")
-
-
-def _scalar_text(node: YNode, key: str) -> str:
-    if not isinstance(node, YScalar) or node.is_null:
-        quote = " (quote text that contains ': ')" if isinstance(node, YMap) and len(node.entries) == 1 else ""
-        raise node.loc.error(f"'{key}' must be text, got {describe(node)}{quote}")
-    text = node.text.strip()
-    if not text:
-        raise node.loc.error(f"'{key}' must not be empty")
-    return text
-
-
-def _text(ymap: YMap, key: str) -> str:
-    return _scalar_text(ymap.entries[key][1], key)
-
-
-def _text_list(ymap: YMap, key: str) -> list[str]:
-    node = ymap.entries[key][1]
-    if not isinstance(node, YSeq):
-        raise node.loc.error(f"'{key}' must be a list of text, got {describe(node)}")
-    if not node.items:
-        raise node.loc.error(f"'{key}' must not be empty")
-    return [_scalar_text(item, key) for item in node.items]
-
-
+# -- field readers (the generic ones are in fields.py) ----------------------------------------
 def _ident(ymap: YMap, key: str, what: str) -> str:
     value = _text(ymap, key)
     if not _ID.match(value):
@@ -201,26 +154,30 @@ def _ident(ymap: YMap, key: str, what: str) -> str:
     return value
 
 
-def _one_of(ymap: YMap, key: str, allowed: tuple[str, ...]) -> str:
-    value = _text(ymap, key)
-    if value not in allowed:
-        raise ymap.entries[key][1].loc.error(f"{key} must be one of {', '.join(allowed)}, got '{value}'", closest(value, allowed))
-    return value
-
-
 def _cause_id(ymap: YMap, key: str) -> str:
     value = _text(ymap, key)
     where = ymap.entries[key][1].loc
-    info = CAUSES.get(value)
+    info = causes.CAUSES.get(value)
     want_healthy = key == "healthy"
     if info is None:
-        pool = [c for c, i in CAUSES.items() if i.healthy == want_healthy]
+        pool = [c for c, i in causes.CAUSES.items() if i.healthy == want_healthy]
         raise where.error(f"unknown {'healthy outcome' if want_healthy else 'cause'} '{value}'", closest(value, pool))
     if info.healthy and not want_healthy:
         raise where.error(f"'{value}' is a healthy outcome, not a cause; use 'healthy: {value}'")
     if want_healthy and not info.healthy:
         raise where.error(f"'{value}' is a cause, not a healthy outcome; use 'cause: {value}'")
     return value
+
+
+def _own_text(ymap: YMap, healthy: str, key: str):
+    """A healthy leaf's own summary (text) or next_steps (list), "" / [] when it keeps the catalogue's."""
+    if key not in ymap.entries:
+        return "" if key == "summary" else []
+    own = _text(ymap, key) if key == "summary" else _text_list(ymap, key)
+    written = getattr(causes.CAUSES[healthy], key)
+    if (" ".join(own.split()) == " ".join(written.split())) if key == "summary" else tuple(own) == written:
+        raise ymap.entries[key][0].loc.error(f"repeats the catalogue's {key} of '{healthy}' (runbooks/{causes.CATALOGUE_FILE}); remove '{key}' here")
+    return own
 
 
 def _outcome(ymap: YMap, label: str) -> Outcome:

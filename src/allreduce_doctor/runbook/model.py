@@ -1,7 +1,7 @@
 """The runbook model: what the loader builds and the walk follows. Plain dataclasses.
 
 A node is a Check (condition over facts), a Question (asked of the operator), a CauseLeaf
-(a root cause from causes.CAUSES) or a HealthyLeaf (a "no fault" outcome). Node keys across a
+(a root cause from causes.CAUSES, whose texts it shows) or a HealthyLeaf (a "no fault" outcome). Node keys across a
 RunbookSet are "runbook.node". Every node and outcome keeps the Location it was read from, so
 graph errors found later still point at file:line:col.
 """
@@ -17,6 +17,7 @@ from .suggest import hint
 if TYPE_CHECKING:
     import networkx as nx
 
+    from .causes import CauseInfo
     from .conditions import Condition
 
 SEVERITIES = ("critical", "major", "minor")
@@ -92,33 +93,43 @@ class Question(_Node):
 
 @dataclass
 class CauseLeaf(_Node):
+    """A leaf naming a root cause; every text it shows comes from the cause catalogue."""
+
     cause: str = ""
-    severity: str = ""
-    owner: str = ""
-    summary: str = ""
-    remediation: list[str] = field(default_factory=list)
-    verification: list[str] = field(default_factory=list)
     kind = "cause"
 
     @property
-    def title(self) -> str:
+    def info(self) -> "CauseInfo":
         from .causes import CAUSES
 
-        return CAUSES[self.cause].title
+        return CAUSES[self.cause]
+
+    title = property(lambda self: self.info.title)
+    severity = property(lambda self: self.info.severity)
+    owner = property(lambda self: self.info.owner)
+    summary = property(lambda self: self.info.summary)
+    remediation = property(lambda self: list(self.info.remediation))
+    verification = property(lambda self: list(self.info.verification))
 
 
 @dataclass
 class HealthyLeaf(_Node):
+    """A "no fault" leaf: the catalogue's words, unless its path says more (own_*)."""
+
     healthy: str = ""
-    summary: str = ""
-    next_steps: list[str] = field(default_factory=list)
+    own_summary: str = ""
+    own_next_steps: list[str] = field(default_factory=list)
     kind = "healthy"
 
     @property
-    def title(self) -> str:
+    def info(self) -> "CauseInfo":
         from .causes import CAUSES
 
-        return CAUSES[self.healthy].title
+        return CAUSES[self.healthy]
+
+    title = property(lambda self: self.info.title)
+    summary = property(lambda self: self.own_summary or self.info.summary)
+    next_steps = property(lambda self: list(self.own_next_steps or self.info.next_steps))
 
 
 Node = Union[Check, Question, CauseLeaf, HealthyLeaf]
