@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from allreduce_doctor.evidence import load_evidence, segmenter
+from allreduce_doctor.evidence.reader import CHUNK
 from benchmarks import evidence_stream
 from tests.evidence.helpers import ROOT
 
@@ -16,13 +17,38 @@ KEYS = ("version", "network", "transports", "nranks", "nnodes", "local_ranks", "
         "bootstrap", "oob", "hosts", "coll_channels")
 
 
+# INFO lines that report failures (nccl.py's _INFO_KINDS), and the rank that prints each.
+REFUSED = "host-a:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying"
+NO_DEVICE = "host-b:1:2 [1] NCCL INFO NET/IB : No device found."
+NO_VERBS = "host-c:1:2 [2] NCCL INFO Failed to open libibverbs.so[.1]"
+NO_PLUGIN = "host-d:1:2 [3] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file"
+
+
+def _plant(lines: list[str], index: int, text: str) -> None:
+    """Put `text` on line `index`, padded to the old line's length so that no offset moves."""
+    lines[index] = text.ljust(len(lines[index]) - 1) + "\n"
+
+
 @pytest.fixture(scope="module")
 def big_log(tmp_path_factory):
     path = tmp_path_factory.mktemp("log") / "nccl.log"
     evidence_stream.write_log(path, 9)
     text = path.read_text().splitlines(keepends=True)
-    # a few lines of other kinds in the middle of the NCCL flood: they must still be read
+    # INFO failures at the start of the flood, the middle, the last line of the first 4 MiB block
+    # and on the line that straddles the 4 MiB chunk boundary (the first line of the next block)
+    offsets, at = [], 0
+    for line in text:
+        offsets.append(at)
+        at += len(line)
+    straddler = next(i for i, o in enumerate(offsets) if o + len(text[i]) > CHUNK)
+    assert offsets[straddler] < CHUNK and offsets[straddler] + len(text[straddler]) > CHUNK
+    first_nccl = next(i for i, line in enumerate(text) if " NCCL INFO " in line)
     middle = len(text) // 2
+    for index, planted in ((first_nccl, REFUSED), (first_nccl + 1, NO_DEVICE), (middle - 10, REFUSED),
+                           (middle - 9, NO_VERBS), (straddler - 1, REFUSED), (straddler, NO_PLUGIN),
+                           (len(text) - 40, REFUSED.replace("host-a", "host-z"))):
+        _plant(text, index, planted)
+    # a few lines of other kinds in the middle of the NCCL flood: they must still be read
     text[middle:middle] = ["export NCCL_IB_QPS_PER_CONNECTION=4\n", "this line is prose\n",
                            "h:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN NET/IB : Got completion with error 12, opcode 0\n"]
     path.write_text("".join(text))
@@ -41,7 +67,15 @@ def test_bulk_and_line_paths_agree(big_log, monkeypatch):
     for key in KEYS:
         assert bulk["log.nccl"][key] == exact["log.nccl"][key], key
     assert bulk["log.nccl"]["lines"] == exact["log.nccl"]["lines"]
-    assert sorted(bulk["log.nccl"]["errors"]) == sorted(exact["log.nccl"]["errors"]) == ["retry_exceeded"]
+    assert bulk["log.nccl"]["errors"] == exact["log.nccl"]["errors"]
+    assert bulk["log.nccl"]["other_warnings"] == exact["log.nccl"]["other_warnings"]
+    errors = exact["log.nccl"]["errors"]
+    assert sorted(errors) == ["connect_refused", "libibverbs_missing", "no_ib_device", "plugin_failed",
+                              "retry_exceeded"]
+    refused = errors["connect_refused"]
+    assert (refused["count"], refused["hosts"], refused["source"]) == (4, ["host-a", "host-z"], f"{big_log}:4098")
+    assert [(errors[k]["count"], errors[k]["hosts"]) for k in ("no_ib_device", "libibverbs_missing", "plugin_failed")] \
+        == [(1, ["host-b"]), (1, ["host-c"]), (1, ["host-d"])]
     assert bulk["log.env"]["vars"] == exact["log.env"]["vars"] == {"NCCL_IB_QPS_PER_CONNECTION": "4"}
     assert bulk["log.tests"]["main"]["peak_busbw_large"] == exact["log.tests"]["main"]["peak_busbw_large"]
     for key in ("scope", "nodes", "ranks", "ranks_per_node", "network", "fabric", "nics", "bandwidth", "gdr"):

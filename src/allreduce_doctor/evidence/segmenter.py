@@ -6,6 +6,13 @@ read with a few C-speed scans: the lines that say something (init, network, warn
 picked out by one regular expression, and connection lines only for transports not seen
 before. Any other block is read line by line. Memory is bounded by the block size and the
 (capped) summaries, never by the file size.
+
+What the fast path reads as the line path does: every failure (each WARN, ABORT or ERROR line
+and each INFO line that carries a failure hint, at every occurrence: counts, hosts and details
+agree), and every other message once (version, networks, plugin, environment, GPUDirect, channel
+counts, transports as sets). What it summarizes: a message many ranks print word for word counts
+once, with the host of its first occurrence; transports are looked for in the first VIA_WINDOW
+bytes of each block, and the job size in the first communicator line of each block.
 """
 
 from __future__ import annotations
@@ -16,18 +23,24 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import tools
 from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
-from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
 from allreduce_doctor.evidence.reader import BlockReader, decode, display_name, is_binary, open_evidence
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
 MAX_SEGMENTS = 300
 GAP = 5  # lines of other text a segment may skip over and still continue
-# NCCL lines worth reading one by one. Every rank prints the same few dozen lines, and
-# connection, tree and per-channel chatter (messages starting C, T, S, P, c, t, n, I, E, A, [)
-# says nothing the transports scan and the communicator line do not: one cheap character class
-# skips them. Warnings always pass.
-_RARE_RE = re.compile(rb"NCCL (?:INFO:? (?=[^CTSPctnIEA\[])|WARN|ABORT|ERROR|version)[^\n]*")
+# NCCL lines worth reading. Every rank prints the same few dozen lines; the per-rank chatter that
+# would make every key distinct (connections and channel lists, trees, communicator lines) says
+# nothing the transports scan and the job-size scan do not, and is skipped by its exact opening
+# words (a first-character class also skipped `Call to connect returned Connection refused`).
+_CHATTER = rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank "
+_RARE_RE = re.compile(rb"NCCL (?:INFO:? (?!" + _CHATTER + rb")|WARN|ABORT|ERROR|TRACE|version)[^\n]*")
+# A key that may be a failure is read at every occurrence: the line path counts each one, with its
+# host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;
+# as plain substrings they cost a few `in` tests per new key, not a case-blind regex scan.
+_FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
+_ALERT_LEVELS = (b"nccl warn", b"nccl abort", b"nccl error")
 BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
 VIA_WINDOW = 512 << 10  # bytes of each bulk block scanned for transports not seen before
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
@@ -38,6 +51,11 @@ _TOOL_CMD_RE = re.compile(
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
     r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo)\b.{0,200}$")
 _IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
+
+
+def _may_fail(key: bytes) -> bool:
+    low = key.lower()
+    return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS)
 
 
 class FileReport:
@@ -91,6 +109,7 @@ class Scanner:
         self._iface: str | None = None  # the interface a pasted command named (mlnx_qos -i X)
         self._known_via: list[bytes] = []
         self._seen: set = set()
+        self._alert_keys: set = set()
         self._via_re: re.Pattern | None = None
 
     # -- files --------------------------------------------------------------------------
@@ -154,23 +173,35 @@ class Scanner:
         nccl, seen = self.nccl, self._seen
         nccl.lines += count
         nccl.where.add_range(name, base + 1, base + lines)
-        # A message already read (from any rank) adds nothing: most blocks have none that is new.
+        # A message already read (from any rank) adds nothing, unless it may be a failure: most
+        # blocks have no key that is new and none that is a failure.
         keys = set(_RARE_RE.findall(buf, start, end))
-        new = keys - seen
-        if len(seen) < 200_000:
-            seen |= keys
-        line_start, lineno = start, base + 1  # the line number of the line starting at line_start
-        for m in _RARE_RE.finditer(buf, start, end) if new else ():
-            key = m.group(0)
-            if key not in new:
-                continue
+        new = keys - seen - self._alert_keys
+        for key in [k for k in new if _may_fail(k)]:
             new.discard(key)
-            bol = buf.rfind(b"\n", start, m.start()) + 1 or start
+            if len(self._alert_keys) < 200_000:  # past it, a key is only classified again
+                self._alert_keys.add(key)
+        alerts = keys & self._alert_keys
+        if len(seen) < 200_000:
+            seen |= new
+        starts = []  # where the lines to read start
+        for m in _RARE_RE.finditer(buf, start, end) if new else ():
+            if m.group(0) in new:
+                new.discard(m.group(0))
+                starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
+                if not new:
+                    break
+        for key in alerts:  # every line that ends with it
+            at = buf.find(key, start, end)
+            while at >= 0:
+                if buf.startswith(b"\n", at + len(key)):
+                    starts.append(buf.rfind(b"\n", start, at) + 1 or start)
+                at = buf.find(key, at + len(key), end)
+        line_start, lineno = start, base + 1  # the line number of the line starting at line_start
+        for bol in sorted(set(starts)):  # in line order, as the line path reads them
             lineno += buf.count(b"\n", line_start, bol)
             line_start = bol
-            nccl.feed_quiet(decode(buf[bol:m.end()]), f"{name}:{lineno}")
-            if not new:
-                break
+            nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
         size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
         if size is not None:
             nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,

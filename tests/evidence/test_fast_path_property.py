@@ -1,0 +1,81 @@
+"""Property: for any mix of real NCCL lines, the fast path and the line path read the same failures
+and the same message-level facts (segmenter.py's docstring says what the fast path summarizes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from allreduce_doctor.evidence import segmenter
+from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
+from allreduce_doctor.evidence.segmenter import Scanner
+from tests.evidence.helpers import CASES, REAL
+
+# Every NCCL line of the real logs and the shared cases, as an engineer pasted them (prose that only
+# names NCCL is left out: a block of NCCL lines is told from other text by its `NCCL ` count).
+REAL_LINES = sorted({line for path in sorted(REAL.glob("*.txt")) + sorted(CASES.glob("*.txt"))
+                     for line in path.read_text(errors="replace").splitlines()
+                     if line.count("NCCL ") == 1 and NcclLog().feed_quiet(line, "x:1")})
+# INFO failures in the shapes NCCL prints them, and per-rank chatter the fast path skips.
+PLANTED = [
+    "host-a:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+    "host-b:3:4 [1] NCCL INFO NET/IB : No device found.",
+    "host-c:5:6 [2] NCCL INFO Failed to open libibverbs.so[.1]",
+    "host-d:7:8 [3] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file",
+    "host-e:9:9 [4] NCCL INFO Cuda failure 'system not yet initialized'",
+    "host-f:1:1 [5] NCCL INFO NET/Socket : No socket interface found",
+    "host-a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+    "host-b:3:4 [1] NCCL INFO Trees [0] 1/-1/-1->0->-1",
+    "host-c:5:6 [2] NCCL INFO comm 0x5d0c0 rank 2 nRanks 8 nNodes 2 localRanks 4 localRank 2 MNNVL 0",
+]
+HOSTS = ["", "node-1:11:12 [0] ", "node-2:21:22 [3] ", "2026-01-02T03:04:05Z node-3:31:32 [7] "]
+
+
+def _rehost(line: str, prefix: str) -> str:
+    """The same message from another rank: a prefix of another host before `NCCL`."""
+    return prefix + line[line.index("NCCL "):] if prefix else line
+
+
+lines_st = st.lists(st.tuples(st.sampled_from(REAL_LINES + PLANTED), st.sampled_from(HOSTS)), min_size=1, max_size=60)
+
+
+def _read(path: Path, bulk: bool) -> dict:
+    old = segmenter.BULK_MIN
+    segmenter.BULK_MIN = 1 if bulk else 10**12  # every all-NCCL block through the fast path, or none
+    try:
+        scanner = Scanner()
+        scanner.scan(str(path))
+    finally:
+        segmenter.BULK_MIN = old
+    n = scanner.nccl
+    return {
+        "lines": n.lines, "errors": n.errors, "warn_other": n.warn_other.to_dict(), "version": n.version,
+        "plugin": n.plugin, "env": {k: v for k, (v, _) in n.env.items()}, "gdr": set(n.gdr),
+        "channels": set(n.channels), "transports": set(n.transports), "network": n.network(),
+        "networks": {net for nets in n.networks.values() for net in nets}, "nranks": n.nranks,
+        "graphs": n.graphs, "net_bw": n.net_bw, "qp_mtu": set(n.qp_mtu), "trace_files": set(n.trace_files),
+    }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mix=lines_st)
+def test_fast_and_line_paths_agree(tmp_path, mix):
+    path = tmp_path / "mix.log"
+    path.write_text("".join(_rehost(line, prefix) + "\n" for line, prefix in mix))
+    assert _read(path, bulk=True) == _read(path, bulk=False)
+
+
+def test_the_mix_holds_info_failures_and_chatter():
+    """The property is only worth its name if the pool holds what the fast path might drop."""
+    assert len(REAL_LINES) > 100
+    assert sum(" NCCL WARN " in line for line in REAL_LINES) >= 10
+    assert all(_FAIL_HINT_RE.search(line) for line in PLANTED[:6])
+
+
+@pytest.mark.parametrize("word", segmenter._FAIL_HINTS)
+def test_the_hint_words_are_the_line_paths(word):
+    """The fast path reads nccl.py's hint pattern as plain words: it must stay a list of words."""
+    assert _FAIL_HINT_RE.fullmatch(word.decode())
