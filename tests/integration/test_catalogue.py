@@ -8,7 +8,7 @@ import yaml
 
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.model import CauseLeaf, HealthyLeaf
-from allreduce_doctor.session import load_probe_catalogue, load_shipped_runbooks
+from allreduce_doctor.doctor import Doctor
 
 ROOT = Path(__file__).resolve().parents[2]
 # Scenario folders: node bundles (tests/fixtures/scenarios) and evidence cases (tests/evidence).
@@ -16,7 +16,7 @@ EXPECTATIONS = [*ROOT.glob("tests/fixtures/scenarios/*/expected.yaml"), *ROOT.gl
 
 
 def _leaves():
-    runbooks = load_shipped_runbooks(load_probe_catalogue())
+    runbooks = Doctor.load().runbooks
     return [n for n in runbooks.nodes() if isinstance(n, (CauseLeaf, HealthyLeaf))]
 
 
