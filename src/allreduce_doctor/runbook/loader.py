@@ -17,8 +17,8 @@ from .causes import CAUSES
 from .cond_lexer import ExprError
 from .conditions import compile_condition
 from .model import OWNERS, SEVERITIES, CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
-from .suggest import closest
-from .yamlsrc import YMap, YNode, YScalar, YSeq, describe, parse_yaml, position_in_scalar
+from ..suggest import closest
+from ..yamlsrc import YMap, YNode, YScalar, YSeq, describe, parse_yaml, position_in_scalar, read_source
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
 TOP_OPTIONAL = ("description",)
@@ -43,7 +43,7 @@ def load_runbooks(paths: Iterable[Path], known_facts: Iterable[str], root: str |
     facts = frozenset(known_facts)
     runbooks: list[Runbook] = []
     for path in paths:
-        runbooks.append(parse_runbook(_read(Path(path)), str(path), facts))
+        runbooks.append(parse_runbook(read_source(path, RunbookError), str(path), facts))
     return build_set(runbooks, root)
 
 
@@ -54,20 +54,11 @@ def load_runbook_text(text: str, filename: str, known_facts: Iterable[str]) -> R
     return build_set([parse_runbook(text, filename, frozenset(known_facts))], None)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunbookError(f"{path}:1:1: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise RunbookError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
 def parse_runbook(text: str, filename: str, known_facts: Iterable[str]) -> Runbook:
     """Parse and check one runbook file (schema, conditions, local entry); no cross-file checks."""
-    doc = parse_yaml(text, filename)
+    doc = parse_yaml(text, filename, RunbookError)
     if doc is None:
-        raise Location(filename, 1, 1, "<document>").error("expected a mapping, got an empty document")
+        raise Location(filename, 1, 1, "<document>", RunbookError).error("expected a mapping, got an empty document")
     return _Reader(text, frozenset(known_facts)).runbook(doc)
 
 
@@ -78,6 +69,9 @@ class _Reader:
 
     def runbook(self, doc: YNode) -> Runbook:
         top = _mapping(doc)
+        if not set(top.entries) & set(TOP_REQUIRED):  # not a runbook at all: quote none of its text
+            keys = ", ".join(f"'{k}'" for k in TOP_REQUIRED[:-1]) + f" and '{TOP_REQUIRED[-1]}'"
+            raise top.loc.error(f"not a runbook: expected a mapping with {keys}")
         _known_keys(top, (*TOP_REQUIRED, *TOP_OPTIONAL))
         _require(top, TOP_REQUIRED)
         rb_id = _ident(top, "runbook", "runbook id")
