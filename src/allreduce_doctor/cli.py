@@ -7,13 +7,6 @@ import argparse
 import sys
 
 from allreduce_doctor import __version__
-
-# Exit codes (documented in README.md): stable, scripts branch on them.
-EXIT_HEALTHY = 0
-EXIT_FAULT = 1
-EXIT_BAD_INPUT = 2  # also argparse's usage-error code
-EXIT_INCONCLUSIVE = 3
-EXIT_INTERNAL = 70
 # Commands that live in their own package: module with add_parser(subparsers) and run(args) -> int.
 # Those modules import only argparse-level code, so --help stays fast.
 PLUGIN_COMMANDS = {
@@ -98,27 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
     args = build_parser().parse_args(argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
-    from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.status import run_guarded
 
-    try:
-        if args.command in PLUGIN_COMMANDS:
-            return _plugin(args.command).run(args)
-        from allreduce_doctor import commands
+    return run_guarded(lambda: _run(args))
 
-        return getattr(commands, f"cmd_{args.command}")(args)
-    except DoctorError as err:
-        print(f"allreduce-doctor: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("allreduce-doctor: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as err:  # noqa: BLE001 - the one place a bug becomes a message, not a traceback
-        import os
 
-        if os.environ.get("ALLREDUCE_DOCTOR_DEBUG"):
-            raise
-        print(f"allreduce-doctor: internal error: {type(err).__name__}: {err} "
-              "(this is a bug; please report it with the command you ran)", file=sys.stderr)
-        return EXIT_INTERNAL
+def _run(args: argparse.Namespace) -> int:
+    if args.command in PLUGIN_COMMANDS:
+        return _plugin(args.command).run(args)
+    from allreduce_doctor import commands
+
+    return getattr(commands, f"cmd_{args.command}")(args)

@@ -10,12 +10,12 @@ from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.observations import Observations
 from allreduce_doctor.probes.runner import ProbeRunner
 from allreduce_doctor.progress import stderr_progress
-from allreduce_doctor.session import load_probe_catalogue
+from allreduce_doctor.doctor import load_catalogue
 
 
 def record(host, out: str, interval: float, progress=None) -> tuple[str, Observations]:
     """Run every probe on `host` through a recorder writing `out`; return (path, observations)."""
-    catalogue = load_probe_catalogue()
+    catalogue = load_catalogue()
     recorder = RecordingHost(host, out)
     observations = ProbeRunner(catalogue, recorder, interval, progress).run(None)
     fabric = (observations.get("node.fabric").value or {}).get("fabric", "")

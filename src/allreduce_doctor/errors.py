@@ -1,4 +1,4 @@
-"""One error family, one handler at the edge (cli.main), one line for the user.
+"""One error family, one handler at the edge (status.run_guarded), one line for the user.
 
 Every error the user can cause (bad runbook, damaged bundle, garbage input, missing file)
 is a DoctorError whose str() is the complete message. Anything else escaping is a bug.
@@ -6,9 +6,7 @@ is a DoctorError whose str() is the complete message. Anything else escaping is 
 
 
 class DoctorError(Exception):
-    """An error the user can fix; str(err) is the one line we print."""
-
-    exit_code = 4  # the documented "bad input" exit code
+    """An error the user can fix; str(err) is the one line we print (exit code: status.py)."""
 
 
 class BundleError(DoctorError):

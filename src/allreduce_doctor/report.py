@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-VERDICT_WORDS = {
-    "fault": "FAULT FOUND",
-    "healthy": "NOTHING FOUND ON THIS NODE",
-    "inconclusive": "INCONCLUSIVE",
-}
+from allreduce_doctor.status import VERDICT_HEADLINE
+
+VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
 MAX_VALUE = 160
 
 
@@ -54,6 +52,13 @@ def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def setting_value(value) -> str:
+    """A compared setting's value (the fleet's): text quoted, a per-port mapping as port=value."""
+    if isinstance(value, dict):  # per-port: only the odd ports
+        return " ".join(f"{port}={setting_value(v)}" for port, v in value.items())
+    return short(value, 100) if not isinstance(value, str) else json.dumps(value)
 
 
 def _headline(d: dict) -> str:

@@ -55,7 +55,8 @@ def _read(path: Path, bulk: bool) -> dict:
         "lines": n.lines, "errors": n.errors, "warn_other": n.warn_other.to_dict(), "version": n.version,
         "plugin": n.plugin, "env": {k: v for k, (v, _) in n.env.items()}, "gdr": set(n.gdr),
         "channels": set(n.channels), "transports": set(n.transports), "network": n.network(),
-        "networks": {net for nets in n.networks.values() for net in nets}, "nranks": n.nranks,
+        # not nranks: the fast path reads the job size from the first communicator line of a block
+        "networks": {net for nets in n.networks.values() for net in nets},
         "graphs": n.graphs, "net_bw": n.net_bw, "qp_mtu": set(n.qp_mtu), "trace_files": set(n.trace_files),
     }
 

@@ -16,10 +16,10 @@ import yaml
 from allreduce_doctor.cli import main
 from allreduce_doctor.evidence.facts import RECOGNIZERS
 from allreduce_doctor.runbook.model import CauseLeaf, Check, HealthyLeaf
-from allreduce_doctor.session import load_probe_catalogue, load_shipped_runbooks
+from allreduce_doctor.doctor import Doctor
 
-CATALOGUE = load_probe_catalogue()
-RUNBOOKS = load_shipped_runbooks(CATALOGUE)
+CATALOGUE = Doctor.load().catalogue
+RUNBOOKS = Doctor.load().runbooks
 NCCL_LOG = RUNBOOKS.runbooks["nccl_log"]
 
 

@@ -26,13 +26,14 @@ def goldens() -> list[str]:
 
 def diagnose_bundle(name: str) -> dict:
     """What `diagnose --snapshot tests/fixtures/scenarios/NAME/bundle.tar.gz --format json` prints."""
+    from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.hosts.snapshot import SnapshotHost
-    from allreduce_doctor.session import Session
+    from allreduce_doctor.session import Options, Session
 
     rel = f"tests/fixtures/scenarios/{name}/bundle.tar.gz"
     expected = yaml.safe_load((SCENARIOS_DIR / name / "expected.yaml").read_text()) or {}
-    data = Session(SnapshotHost(ROOT / rel), interval=0, answers=expected.get("answers") or {}).diagnose().to_dict()
-    data["context"]["bundle"] = rel
+    options = Options(interval=0, answers=expected.get("answers") or {}, bundle=rel)
+    data = Session(Doctor.load(), SnapshotHost(ROOT / rel), options).diagnose().to_dict()
     return json.loads(json.dumps(data))  # exactly what the JSON file holds
 
 

@@ -27,7 +27,7 @@ def config(tmp_path, text: str):
 @pytest.mark.parametrize("text, message", [
     ('[jira]\napi_token = "abc"\n', "[jira] api_token: tokens are read only from the environment (JIRA_API_TOKEN, JIRA_PAT), never from a file"),
     ('[github]\ntoken = "ghp_x"\n', "[github] token: tokens are read only from the environment (GH_TOKEN, GITHUB_TOKEN), never from a file"),
-    ('[jira]\nprojct = "OPS"\n', "[jira] unknown key projct (did you mean project?)"),
+    ('[jira]\nprojct = "OPS"\n', "[jira] unknown key projct did you mean 'project'?"),
     ('[jira]\nzzz = "OPS"\n', "[jira] unknown key zzz (have: auth, base_url, components, email, issue_type, labels, priority, project)"),
     ('[gitlab]\nrepo = "a/b"\n', "unknown table [gitlab] (have: [github], [jira])"),
     ('[jira]\nlabels = "one"\n', "[jira] labels: expected a list of strings"),

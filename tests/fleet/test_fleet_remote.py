@@ -14,7 +14,8 @@ from allreduce_doctor.fleet.collect import decode_frame, failure_reason
 from allreduce_doctor.fleet.payload import package_zip, remote_command, remote_script
 from allreduce_doctor.fleet.remote import REPLAY_ENV, NodeHost, frame
 from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.session import Session
+from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import GID5
 
 
@@ -42,8 +43,8 @@ def test_the_script_answers_with_a_bundle_that_replays_exactly(tmp_path):
     proc = run_remote({REPLAY_ENV: str(GID5)})
     assert proc.returncode == 0, proc.stdout[-500:] + proc.stderr[-500:]
     (tmp_path / "n.tar.gz").write_bytes(decode_frame(proc.stdout.splitlines()))
-    got = Session(SnapshotHost(tmp_path / "n.tar.gz"), interval=0).diagnose().to_dict()
-    want = Session(SnapshotHost(GID5), interval=0).diagnose().to_dict()
+    got = Session(Doctor.load(), SnapshotHost(tmp_path / "n.tar.gz"), Options(interval=0)).diagnose().to_dict()
+    want = Session(Doctor.load(), SnapshotHost(GID5), Options(interval=0)).diagnose().to_dict()
     assert (got["root_cause"], got["path"]) == (want["root_cause"], want["path"])
 
 

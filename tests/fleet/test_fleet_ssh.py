@@ -11,7 +11,8 @@ import time
 import pytest
 
 from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.session import Session
+from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import ENV, FLEET, as_json, bundle, doctor
 from tests.fleet.sshd import GARBAGE
 
@@ -72,8 +73,8 @@ def test_a_collected_bundle_diagnoses_like_its_source(fleet_run):
     _, _, kept = fleet_run
     assert sorted(p.name for p in kept.iterdir()) == [f"gpu0{i}.tar.gz" for i in range(1, 5)]
     for node, scenario in FLEET.items():
-        got = Session(SnapshotHost(kept / f"{node}.tar.gz"), interval=0).diagnose().to_dict()
-        want = Session(SnapshotHost(bundle(scenario)), interval=0).diagnose().to_dict()
+        got = Session(Doctor.load(), SnapshotHost(kept / f"{node}.tar.gz"), Options(interval=0)).diagnose().to_dict()
+        want = Session(Doctor.load(), SnapshotHost(bundle(scenario)), Options(interval=0)).diagnose().to_dict()
         for key in ("verdict", "root_cause", "findings", "path", "evidence"):
             assert got[key] == want[key], (node, key)
 

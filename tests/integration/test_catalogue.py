@@ -14,7 +14,8 @@ from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.resources import runbook_files
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.model import CauseLeaf, HealthyLeaf
-from allreduce_doctor.session import Session, load_probe_catalogue, load_shipped_runbooks
+from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.session import Options, Session
 
 ROOT = Path(__file__).resolve().parents[2]
 # Scenario folders: node bundles (tests/fixtures/scenarios) and evidence cases (tests/evidence).
@@ -22,7 +23,7 @@ EXPECTATIONS = [*ROOT.glob("tests/fixtures/scenarios/*/expected.yaml"), *ROOT.gl
 
 
 def _leaves():
-    runbooks = load_shipped_runbooks(load_probe_catalogue())
+    runbooks = Doctor.load().runbooks
     return [n for n in runbooks.nodes() if isinstance(n, (CauseLeaf, HealthyLeaf))]
 
 
@@ -58,7 +59,7 @@ def test_a_leaf_that_carries_a_cause_text_is_refused(tmp_path):
     (tmp_path / "trunk.yaml").write_text(trunk.replace(leaf, leaf + "    remediation: [unset it]\n", 1))
     others = [p for p in runbook_files() if p.name != "trunk.yaml"]
     with pytest.raises(RunbookError) as info:
-        load_shipped_runbooks(load_probe_catalogue(), [tmp_path / "trunk.yaml", *others])
+        Doctor.from_runbook_files([tmp_path / "trunk.yaml", *others])
     line = trunk[: trunk.index(leaf)].count("\n") + 2
     assert str(info.value) == (f"{tmp_path / 'trunk.yaml'}:{line}:5: cause texts live in the catalogue "
                                "(runbooks/catalogue/causes.yaml); remove 'remediation' here (at nodes.ib_disabled.remediation)")
@@ -67,7 +68,7 @@ def test_a_leaf_that_carries_a_cause_text_is_refused(tmp_path):
 def test_diagnosis_json_carries_the_catalogue_texts_of_every_finding():
     """Root cause and secondary findings keep severity, owner, summary, remediation and verification."""
     host = SnapshotHost(ROOT / "tests/fixtures/scenarios/multi-ib-disabled-ecn-off/bundle.tar.gz")
-    d = json.loads(json.dumps(Session(host, interval=0).diagnose().to_dict()))
+    d = json.loads(json.dumps(Session(Doctor.load(), host, Options(interval=0)).diagnose().to_dict()))
     root = CAUSES["ib_disabled_by_env"]
     assert {k: d["root_cause"][k] for k in ("id", "title", "severity", "owner", "summary")} == {
         "id": root.id, "title": root.title, "severity": root.severity, "owner": root.owner, "summary": root.summary}

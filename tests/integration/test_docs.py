@@ -7,7 +7,7 @@ from pathlib import Path
 
 from allreduce_doctor.cli import COMMANDS, build_parser
 from allreduce_doctor.runbook import load_runbook_text
-from allreduce_doctor.session import load_probe_catalogue
+from allreduce_doctor.doctor import load_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_annotated_runbook_example_loads():
     text = (ROOT / "runbooks" / "README.md").read_text()
     example = re.search(r"```yaml\n(runbook: example.*?)```", text, re.S).group(1)
-    rs = load_runbook_text(example, "README.md", load_probe_catalogue().facts())
+    rs = load_runbook_text(example, "README.md", load_catalogue().facts())
     nodes = rs.runbooks["example"].nodes
     assert set(nodes) == {"pfc", "scale", "mismatch", "healthy"}
     assert nodes["mismatch"].cause == "traffic_class_mismatch"

@@ -59,10 +59,11 @@ def guarded(monkeypatch):
 
 @pytest.mark.parametrize("name", ["roce-healthy", "ib-port-down"])
 def test_diagnosing_a_bundle_touches_no_system_path(guarded, name):
+    from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.hosts.snapshot import SnapshotHost
-    from allreduce_doctor.session import Session
+    from allreduce_doctor.session import Options, Session
 
-    diagnosis = Session(SnapshotHost(FIXTURES / name / "bundle.tar.gz"), interval=0).diagnose()
+    diagnosis = Session(Doctor.load(), SnapshotHost(FIXTURES / name / "bundle.tar.gz"), Options(interval=0)).diagnose()
     assert diagnosis.verdict in ("fault", "healthy", "inconclusive")
     assert guarded == []
 

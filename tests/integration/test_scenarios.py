@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.session import Session
+from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.session import Options, Session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
 SCENARIOS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.yaml"))
@@ -16,7 +17,7 @@ SCENARIOS = sorted(p.parent.name for p in FIXTURES.glob("*/expected.yaml"))
 
 def diagnose(name: str, **kwargs) -> dict:
     host = SnapshotHost(FIXTURES / name / "bundle.tar.gz")
-    return Session(host, interval=0, **kwargs).diagnose().to_dict()
+    return Session(Doctor.load(), host, Options(interval=0, **kwargs)).diagnose().to_dict()
 
 
 def test_every_bundle_has_an_expectation():

@@ -6,7 +6,7 @@ import json
 import math
 
 from allreduce_doctor.runbook.diagnosis import json_safe
-from allreduce_doctor.runbook.yamlsrc import YMap, YScalar, YSeq, parse_yaml, position_in_scalar
+from allreduce_doctor.yamlsrc import YMap, YScalar, YSeq, parse_yaml, position_in_scalar
 
 SOURCE = """\
 top:

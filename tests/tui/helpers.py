@@ -28,11 +28,17 @@ def bundle(name: str) -> str:
     return f"tests/fixtures/scenarios/{name}/bundle.tar.gz"
 
 
-def make_session(snapshot: str, *extra: str):
+def diagnose_args(snapshot: str, *extra: str):
     from allreduce_doctor.cli import build_parser
-    from allreduce_doctor.commands import build_session
 
-    return build_session(build_parser().parse_args(["diagnose", "--snapshot", snapshot, *extra]), interactive=True)
+    return build_parser().parse_args(["diagnose", "--snapshot", snapshot, *extra])
+
+
+def make_session(snapshot: str, *extra: str):
+    """The Session `allreduce-doctor --snapshot SNAPSHOT EXTRA...` opens in the UI."""
+    from allreduce_doctor.commands import session_from_args
+
+    return session_from_args(diagnose_args(snapshot, *extra), interactive=True)
 
 
 def run(coro):

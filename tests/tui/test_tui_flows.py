@@ -64,13 +64,13 @@ def test_healthy_quits_with_0_and_an_error_quits_with_2():
 def test_bad_input_closes_the_app_at_once_and_run_app_raises_it(monkeypatch):
     """The Session is built in the worker; a bad argument closes the UI with exit 2, and
     run_app raises the error for cli.main to print in one line."""
-    from allreduce_doctor.cli import build_parser
     from allreduce_doctor.tui import app as app_module
 
-    args = build_parser().parse_args(["diagnose", "--snapshot", "no/such.tar.gz"])
+    def make():
+        return make_session("no/such.tar.gz")
 
     async def go():
-        app = DoctorApp(args=args)
+        app = DoctorApp(make_session=make, what="no/such.tar.gz")
         async with app.run_test() as pilot:
             await until(pilot, lambda: app.error is not None)
         return app.return_code, str(app.error)
@@ -85,7 +85,7 @@ def test_bad_input_closes_the_app_at_once_and_run_app_raises_it(monkeypatch):
 
     monkeypatch.setattr(app_module.DoctorApp, "run", fake_run)
     try:
-        app_module.run_app(args)
+        app_module.run_app(make, "no/such.tar.gz")
     except DoctorError as err:
         assert str(err) == error
     else:
@@ -93,13 +93,11 @@ def test_bad_input_closes_the_app_at_once_and_run_app_raises_it(monkeypatch):
 
 
 def test_app_from_arguments_builds_its_session():
-    from allreduce_doctor.cli import build_parser
-
     async def go():
-        app = DoctorApp(args=build_parser().parse_args(["diagnose", "--snapshot", bundle("ib-port-down")]))
+        app = DoctorApp(make_session=lambda: make_session(bundle("ib-port-down")), what=bundle("ib-port-down"))
         async with app.run_test() as pilot:
             await to_diagnosis(app, pilot)
-            return app.data["root_cause"]["id"], app.session.bundle
+            return app.data["root_cause"]["id"], app.session.options.bundle
 
     assert run(go()) == ("ib_port_down", bundle("ib-port-down"))
 
@@ -135,12 +133,12 @@ def test_answer_a_question_in_place_and_the_walk_continues():
             assert app.focused.name == "two_nodes"
             await pilot.press("enter")
             await pilot.pause()
-            assert app.session.answers == {"validated_scale": "two_nodes"}
+            assert app.session.options.answers == {"validated_scale": "two_nodes"}
             assert app.data["healthy"]["node"] == "ib.validate_at_scale"
             assert "[pass] At what scale was the fabric validated?" in screen_text(app)
             await pilot.press("a", "right", "right", "enter")  # skip
             await pilot.pause()
-            assert app.session.answers == {} and app.data["unanswered"][0]["node"] == "ib.scale"
+            assert app.session.options.answers == {} and app.data["unanswered"][0]["node"] == "ib.scale"
 
     run(go())
 
@@ -151,7 +149,7 @@ def test_answer_with_the_mouse():
             button = next(b for b in app.screen.query("#answers Button") if b.name == "full_job")
             await pilot.click(button)
             await pilot.pause()
-            assert app.session.answers == {"validated_scale": "full_job"}
+            assert app.session.options.answers == {"validated_scale": "full_job"}
             assert app.data["healthy"]["node"] == "roce.healthy"
 
     run(go())
@@ -263,10 +261,10 @@ def test_help_lists_every_key_and_t_switches_theme():
 
 def test_watch_command_screen_on_a_bundle():
     from allreduce_doctor.hosts.snapshot import SnapshotHost
-    from allreduce_doctor.session import load_probe_catalogue
+    from allreduce_doctor.doctor import load_catalogue
 
     async def go():
-        app = DoctorApp(watch=(load_probe_catalogue(), SnapshotHost(bundle("roce-pause-storm")), 1.0, "gpu-node-017"))
+        app = DoctorApp(watch=(load_catalogue(), SnapshotHost(bundle("roce-pause-storm")), 1.0, "gpu-node-017"))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.watch_data.intervals == 1)
             text = static_text(app.screen.query_one("#signatures"))
@@ -281,12 +279,12 @@ def test_watch_command_screen_on_a_bundle():
 
 
 def test_watch_on_a_host_without_rdma_stops_and_says_so():
-    from allreduce_doctor.session import load_probe_catalogue
+    from allreduce_doctor.doctor import load_catalogue
     from allreduce_doctor.tui.watch_model import NO_PORTS
     from tests.scenarios.fakehost import FakeHost
 
     async def go():
-        app = DoctorApp(watch=(load_probe_catalogue(), FakeHost(), 0.1, "fake-node (live)"))
+        app = DoctorApp(watch=(load_catalogue(), FakeHost(), 0.1, "fake-node (live)"))
         async with app.run_test() as pilot:
             await until(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.watch_data.intervals == 1)
             await until(pilot, lambda: not app.screen.workers)  # the sampling loop ended

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from allreduce_doctor.cli import main
-from allreduce_doctor.tui.state import diagnosis_data, reanswer, short_path
+from allreduce_doctor.tui.state import short_path
 from allreduce_doctor.tui.tree_model import FAIL, NOT_REACHED, PASS, UNKNOWN, DiagnosisModel, fact_of
 from allreduce_doctor.tui.watch_model import PAUSE_STORM_RATE, PortRates, Watch, fmt_rate
 from tests.tui.helpers import bundle, make_session
@@ -14,8 +14,8 @@ from tests.tui.helpers import bundle, make_session
 
 def _model(name: str, *extra: str):
     session = make_session(bundle(name), *extra)
-    data = diagnosis_data(session, session.diagnose())
-    return session, data, DiagnosisModel(session.runbooks, data, session.answers)
+    data = session.diagnose().to_dict()
+    return session, data, DiagnosisModel(session.doctor.runbooks, data, session.options.answers)
 
 
 def test_badges_on_a_fault():
@@ -59,20 +59,20 @@ def test_unanswered_question_is_unknown_and_an_answer_walks_on():
     session, data, model = _model("ib-healthy")
     assert model.status("ib.scale") == UNKNOWN
     assert model.first_unanswered() == model.focus_key() == "ib.scale"
-    answered = diagnosis_data(session, reanswer(session, {"validated_scale": "two_nodes"}))
+    answered = session.reanswer({"validated_scale": "two_nodes"}).to_dict()
     assert answered["healthy"]["node"] == "ib.validate_at_scale"
     assert answered["unanswered"] == []
     assert session.observations.get("operator.answers").value == {"validated_scale": "two_nodes"}
-    again = DiagnosisModel(session.runbooks, answered, session.answers)
+    again = DiagnosisModel(session.doctor.runbooks, answered, session.options.answers)
     assert again.status("ib.scale") == PASS and again.view("ib.scale").answered == "two_nodes"
-    skipped = diagnosis_data(session, reanswer(session, {}))
+    skipped = session.reanswer({}).to_dict()
     assert skipped["healthy"]["node"] == "ib.healthy" and skipped["unanswered"][0]["node"] == "ib.scale"
 
 
 def test_reanswer_recomputes_facts_derived_from_answers():
     session, _, _ = _model("ib-healthy")
     before = session.observations.get("node.busbw").value
-    reanswer(session, {"measured_busbw": "380"})
+    session.reanswer({"measured_busbw": "380"})
     after = session.observations.get("node.busbw").value
     assert before.get("measured_gbs") is None and after["measured_gbs"] == 380
 

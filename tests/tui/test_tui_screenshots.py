@@ -35,7 +35,7 @@ def test_probing_screen():
     ids = [s.id for s in planned_probes(session)]
 
     def observe():
-        say = session.progress
+        say = session.options.progress
         for pid in ids[:10]:
             say("start", pid, "")
             say("done", pid, "ok")

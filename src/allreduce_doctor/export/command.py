@@ -55,8 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from allreduce_doctor.commands import _write
     from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.output import write_output
+    from allreduce_doctor.status import EXIT_HEALTHY
 
     from . import render_ticket
     from .load import read_diagnosis
@@ -66,15 +67,15 @@ def run(args) -> int:
         raise DoctorError(f"export: which format? --to {'|'.join(FORMATS)} (or --post github|jira)")
     ticket = build_ticket(read_diagnosis(args.diagnosis))
     if not args.post:
-        _write(render_ticket(ticket, args.to), args.output)
-        return 0
+        write_output(render_ticket(ticket, args.to), args.output)
+        return EXIT_HEALTHY
     import sys
 
     from .post import post_ticket
 
     filed = post_ticket(ticket, args)
     if args.output:
-        _write(render_ticket(ticket, args.to or ("github" if args.post == "github" else "jira")), args.output)
+        write_output(render_ticket(ticket, args.to or ("github" if args.post == "github" else "jira")), args.output)
     print(f"allreduce-doctor: {filed.note}", file=sys.stderr)
     print(filed.url)
-    return 0
+    return EXIT_HEALTHY

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from allreduce_doctor.report import short
+from allreduce_doctor.status import VERDICT_HEADLINE
 
 from .ticket import RawBlock, Ticket
 
 CELL = 120  # characters of a value shown in a table cell; the rest is in the raw evidence
 ROW_CAP = 200
 PANELS = {"critical": "error", "major": "warning", "minor": "note", "none": "success"}
-VERDICT_WORDS = {"fault": "Fault found", "healthy": "Nothing found on this node", "inconclusive": "Inconclusive"}
+VERDICT_WORDS = VERDICT_HEADLINE
 
 
 def T(text) -> tuple:  # noqa: N802 - short names keep the layout readable

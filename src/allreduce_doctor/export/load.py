@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.status import VERDICTS
 
 # The diagnosis JSON carries `format_version` once it changes shape; without it, it is version 1.
 DIAGNOSIS_VERSION = 1
-VERDICTS = ("fault", "healthy", "inconclusive")
 EXPECTED = "expected what `allreduce-doctor diagnose --format json` writes"
 MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64

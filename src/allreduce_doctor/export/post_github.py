@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from .layout import again
 from .markdown import render_github
-from .post import Client, Filed, PostError
+from .client import Client, Filed, PostError
 from .settings import PostSettings
 from .ticket import Ticket
 

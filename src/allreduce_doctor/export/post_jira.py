@@ -13,7 +13,7 @@ import re
 from .adf import adf_document
 from .jira_wiki import render_jira
 from .layout import again
-from .post import Client, Filed, PostError, multipart
+from .client import Client, Filed, PostError, multipart
 from .settings import PostSettings
 from .ticket import Ticket
 

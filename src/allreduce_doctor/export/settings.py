@@ -5,7 +5,6 @@ environment: the file may not hold one, and no token is ever printed or written.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import os
 import re
@@ -15,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.suggest import closest, hint
 
 CONFIG_NAME = "tickets.toml"
 KEYS = {
@@ -75,9 +75,9 @@ def load_config(path: Path, explicit: bool) -> dict:
                 raise SettingsError(f"{path}: [{table}] {key}: tokens are read only from the environment "
                                     f"({', '.join(_token_names(table))}), never from a file")
             if key not in KEYS[table]:
-                near = difflib.get_close_matches(key, KEYS[table], 1)
-                hint = f" (did you mean {near[0]}?)" if near else f" (have: {', '.join(sorted(KEYS[table]))})"
-                raise SettingsError(f"{path}: [{table}] unknown key {key}{hint}")
+                near = closest(key, KEYS[table])
+                what = hint(near) if near else f" (have: {', '.join(sorted(KEYS[table]))})"
+                raise SettingsError(f"{path}: [{table}] unknown key {key}{what}")
             want = KEYS[table][key]
             if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
                 kind = "a list of strings" if want is list else "a string"

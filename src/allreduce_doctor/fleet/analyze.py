@@ -1,8 +1,7 @@
 """Each node's own diagnosis and its comparison record, from its bundle.
 
-One Session is built (catalogue and runbooks loaded once) and pointed at each bundle in turn:
-the node's diagnosis is exactly `allreduce-doctor diagnose --snapshot NODE.tar.gz`. Many nodes
-are spread over forked worker processes that send back one JSON line per node (no pickle); a
+One Doctor (catalogue and runbooks loaded once) and a Session per bundle: the node's diagnosis
+is exactly `allreduce-doctor diagnose --snapshot NODE.tar.gz`. Many nodes are spread over forked worker processes that send back one JSON line per node (no pickle); a
 bundle that cannot be read is reported by name, the rest stand.
 """
 
@@ -18,33 +17,25 @@ from typing import Callable, Iterable
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.fleet.settings import node_record
-from allreduce_doctor.observations import Observations
 
 FORK_ABOVE = 16  # fewer nodes than this are diagnosed in this process: forking costs more
 MAX_JOBS = 16
 
 
-def _session(fabric: str, answers: dict[str, str]):
-    from allreduce_doctor.hosts.empty import EmptyHost
-    from allreduce_doctor.session import Session
-
-    return Session(EmptyHost(), fabric=fabric, interval=0, answers=answers)
-
-
-def diagnose_node(session, node: str, bundle: Path, per_node_dir: Path | None = None) -> dict:
+def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundle: Path,
+                  per_node_dir: Path | None = None) -> dict:
     """{node, verdict, root_cause, host, record} for one bundle, or {node, error}."""
     from allreduce_doctor.hosts.snapshot import SnapshotHost
+    from allreduce_doctor.session import Options, Session
 
     try:
-        session.host = SnapshotHost(bundle)
-        session.observations = Observations()
+        session = Session(doctor, SnapshotHost(bundle), Options(fabric, 0, dict(answers), bundle=str(bundle)))
         diagnosis = session.diagnose()
         identity = session.host.identity()
     except DoctorError as err:
         return {"node": node, "error": f"unreadable bundle: {err}"}
     if per_node_dir is not None:  # the whole diagnosis only when asked: to_dict() costs as much as the walk
         data = diagnosis.to_dict()
-        data["context"]["bundle"] = str(bundle)
         (per_node_dir / f"{node}.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     cause = diagnosis.root_cause or {}
     return {
@@ -119,11 +110,13 @@ def analyze(bundles: dict[str, Path], fabric: str = "auto", answers: dict[str, s
             jobs: int | None = None, per_node_dir: Path | None = None, progress=None) -> tuple[dict[str, dict], dict]:
     """({node: result} for every bundle (diagnose_node's dict) in the order of `bundles`,
     the catalogue and runbook digests the diagnoses used)."""
-    session = _session(fabric, dict(answers or {}))
-    digests = {"probe_catalogue": session.catalogue.digest, "runbook_hash": getattr(session.runbooks, "digest", "")}
+    from allreduce_doctor.doctor import Doctor
+
+    doctor = Doctor.load()
+    digests = {"probe_catalogue": doctor.catalogue.digest, "runbook_hash": doctor.runbook_hash}
 
     def work(node: str, bundle: Path) -> dict:
-        return diagnose_node(session, node, bundle, per_node_dir)
+        return diagnose_node(doctor, fabric, dict(answers or {}), node, bundle, per_node_dir)
 
     items = list(bundles.items())
     jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS, len(items)))

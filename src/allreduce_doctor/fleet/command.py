@@ -102,7 +102,9 @@ def run(args) -> int:
     import tempfile
 
     from allreduce_doctor import __version__
-    from allreduce_doctor.commands import VERDICT_EXIT, _parse_answers, _write
+    from allreduce_doctor.output import write_output
+    from allreduce_doctor.session import parse_answers
+    from allreduce_doctor.status import verdict_exit
     from allreduce_doctor.fleet.analyze import analyze
     from allreduce_doctor.fleet.progress import ProgressBar
     from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
@@ -110,7 +112,7 @@ def run(args) -> int:
 
     _check(args)
     _check_tui(args)
-    answers = _parse_answers(args.answer)
+    answers = parse_answers(args.answer)
     per_node = _directory(args.per_node, "--per-node") if args.per_node else None
     with tempfile.TemporaryDirectory(prefix="allreduce-doctor-fleet-") as tmp:
         if args.snapshots:
@@ -138,13 +140,13 @@ def run(args) -> int:
         if args.tui:  # inside the with: a node's diagnosis is read from its bundle, which may be in tmp
             from allreduce_doctor.tui.app import run_fleet
 
-            return run_fleet(data, {node: bundles[node] for node in results if node in bundles}, args.fabric, args.answer)
+            return run_fleet(data, {node: bundles[node] for node in results if node in bundles}, args.fabric, answers)
     if args.export:
         from allreduce_doctor.export import render_export
 
-        _write(render_export(data, args.export, "fleet diagnosis"), args.output)
+        write_output(render_export(data, args.export, "fleet diagnosis"), args.output)
     else:
         from allreduce_doctor.fleet.report import render_fleet
 
-        _write(render_fleet(data, args.format), args.output)
-    return VERDICT_EXIT.get(data["verdict"], 3)
+        write_output(render_fleet(data, args.format), args.output)
+    return verdict_exit(data["verdict"])

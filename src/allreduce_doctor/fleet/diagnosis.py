@@ -15,7 +15,8 @@ from typing import Any
 from allreduce_doctor.fleet.compare import Comparison, compare
 from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
-from allreduce_doctor.runbook.diagnosis import FAULT, HEALTHY, INCONCLUSIVE, Diagnosis, EvidenceRow, Finding, Step
+from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
 
 SEVERITY_ORDER = {"critical": 0, "major": 1, "minor": 2}
 MAX_LISTED = 8

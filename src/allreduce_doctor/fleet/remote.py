@@ -103,15 +103,16 @@ def main(tmp: str, interval: float) -> int:
     """Collect this node into `tmp` and print the frame; 0 on success."""
     from allreduce_doctor.collect import record
     from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.status import EXIT_HEALTHY, error_exit
 
     try:
         path, _ = record(_host(), os.path.join(tmp, "node.tar.gz"), interval)
         with open(path, "rb") as fh:
             data = fh.read()
     except DoctorError as err:
-        return _error(str(err), 2)
+        return _error(str(err), error_exit(err))
     except Exception as err:  # noqa: BLE001 - reported by name to the fleet, never a traceback
-        return _error(f"internal error: {type(err).__name__}: {err}", 70)
+        return _error(f"internal error: {type(err).__name__}: {err}", error_exit(err))
     sys.stdout.write(frame(data))
     sys.stdout.flush()
-    return 0
+    return EXIT_HEALTHY

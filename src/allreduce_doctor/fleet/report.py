@@ -4,27 +4,16 @@ each node's own verdict. JSON is report.py's unchanged (the `fleet` key carries 
 
 from __future__ import annotations
 
-import json
-
-from allreduce_doctor.report import VERDICT_WORDS, render, short
+from allreduce_doctor.report import VERDICT_WORDS, render, setting_value
+from allreduce_doctor.status import HEALTHY
 
 MAX_NODES_SHOWN = 40  # longer fleets list only the nodes that are not healthy
-
-
-def _value(value) -> str:
-    return short(value, 100) if not isinstance(value, str) else json.dumps(value)
-
-
-def _odd(value) -> str:
-    if isinstance(value, dict):  # per-port: only the odd ports
-        return " ".join(f"{port}={_value(v)}" for port, v in value.items())
-    return _value(value)
 
 
 def _nodes_shown(per_node: dict) -> list[str]:
     if len(per_node) <= MAX_NODES_SHOWN:
         return list(per_node)
-    return [n for n, r in per_node.items() if r["verdict"] != "healthy"][:MAX_NODES_SHOWN]
+    return [n for n, r in per_node.items() if r["verdict"] != HEALTHY][:MAX_NODES_SHOWN]
 
 
 def fleet_text(d: dict) -> str:
@@ -41,8 +30,8 @@ def fleet_text(d: dict) -> str:
         out.append("  Settings that differ (the majority, then the odd nodes):")
         for s in odd:
             split = ", no clear majority" if s.get("split") else ""
-            out.append(f"    {s['key']}: {_odd(s['majority'])} on {s['majority_nodes']} of {s['nodes']} nodes{split}")
-            out += [f"        {node}: {_odd(v)}" for node, v in s["odd"].items()]
+            out.append(f"    {s['key']}: {setting_value(s['majority'])} on {s['majority_nodes']} of {s['nodes']} nodes{split}")
+            out += [f"        {node}: {setting_value(v)}" for node, v in s["odd"].items()]
     agree = len(fleet["settings"]) - len(odd)
     out.append(f"  {agree} setting{'s' if agree != 1 else ''} agree on every node.")
     if fleet["outliers"]:
@@ -69,8 +58,8 @@ def fleet_markdown(d: dict) -> str:
     if odd:
         out += ["", "| setting | majority | odd nodes |", "|---|---|---|"]
         for s in odd:
-            nodes = "; ".join(f"{n}: {_odd(v)}" for n, v in s["odd"].items()).replace("|", "/")
-            out.append(f"| {s['key']} | {_odd(s['majority']).replace('|', '/')} ({s['majority_nodes']} of {s['nodes']}) | {nodes} |")
+            nodes = "; ".join(f"{n}: {setting_value(v)}" for n, v in s["odd"].items()).replace("|", "/")
+            out.append(f"| {s['key']} | {setting_value(s['majority']).replace('|', '/')} ({s['majority_nodes']} of {s['nodes']}) | {nodes} |")
     if fleet["outliers"]:
         out += ["", "| node | figure | value | fleet median |", "|---|---|---|---|"]
         out += [f"| {o['node']} | {o['title']} | {o['value']:g} | {o['median']:g} |" for o in fleet["outliers"]]
@@ -86,7 +75,7 @@ def render_fleet(d: dict, fmt: str) -> str:
     base = render(d, fmt)
     if fmt == "json" or "fleet" not in d:
         return base
-    base = base.replace(f"{VERDICT_WORDS['healthy']}:", "NOTHING FOUND ON ANY NODE:", 1)  # report.py speaks of one node
+    base = base.replace(f"{VERDICT_WORDS[HEALTHY]}:", "NOTHING FOUND ON ANY NODE:", 1)  # report.py speaks of one node
     if fmt == "markdown":
         return base + fleet_markdown(d)
     return base.replace("\nFull evidence for every step:", fleet_text(d) + "\nFull evidence for every step:", 1) \

@@ -10,87 +10,20 @@ next recorded sample (snapshot). Every answer belongs to the current sample inde
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Protocol, runtime_checkable
 
-# FileResult.status values
-FILE_OK = "ok"
-FILE_MISSING = "missing"  # no such file
-FILE_DENIED = "denied"  # permission denied (non-root)
-FILE_ERROR = "error"  # any other read failure (EINVAL on empty GID slots, EIO on PMA, ...)
-
-MAX_FILE_BYTES = 1 << 20  # sysfs files are tiny; /proc/cmdline too. Anything bigger is refused.
-
-
-@dataclass
-class FileResult:
-    path: str
-    status: str
-    text: str | None = None
-    reason: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status == FILE_OK
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class CommandResult:
-    argv: list[str]
-    rc: int | None  # None when it never ran or was killed
-    stdout: str = ""
-    stderr: str = ""
-    duration: float = 0.0
-    timed_out: bool = False
-    error: str = ""  # "not found", "permission denied", ... when it could not start
-
-    @property
-    def ok(self) -> bool:
-        return self.rc == 0 and not self.timed_out and not self.error
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "CommandResult":
-        return cls(
-            argv=[str(a) for a in data.get("argv", [])],
-            rc=data.get("rc"),
-            stdout=str(data.get("stdout", "")),
-            stderr=str(data.get("stderr", "")),
-            duration=float(data.get("duration", 0.0)),
-            timed_out=bool(data.get("timed_out", False)),
-            error=str(data.get("error", "")),
-        )
-
-
-@dataclass
-class ProcessInfo:
-    """A process as the probes see it: environment already filtered and redacted."""
-
-    pid: int
-    name: str
-    cmdline: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    maps_nccl: bool = False  # libnccl mapped into the process
-    env_readable: bool = True
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class HostIdentity:
-    hostname: str = ""
-    kernel: str = ""
-    euid: int | None = None
-    is_root: bool = False
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+# The records a Host answers with live in records.py (shared with snapshot/); re-exported here.
+from allreduce_doctor.records import (  # noqa: F401
+    FILE_DENIED,
+    FILE_ERROR,
+    FILE_MISSING,
+    FILE_OK,
+    MAX_FILE_BYTES,
+    CommandResult,
+    FileResult,
+    HostIdentity,
+    ProcessInfo,
+)
 
 
 @runtime_checkable

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 
 from allreduce_doctor.errors import ProbeSpecError
-from allreduce_doctor.yamlsafe import Located, load_located
+from allreduce_doctor.suggest import closest, hint
+from allreduce_doctor.yamlsrc import Located, parse_yaml, plain, read_source
 
 KINDS = ("file", "files", "glob", "command", "exists", "builtin", "derive", "evidence")
 PROBE_KEYS = frozenset(
@@ -106,8 +106,7 @@ def _err(filename: str, node, msg: str, key: str | None = None) -> ProbeSpecErro
 
 
 def _suggest(name: str, options) -> str:
-    close = get_close_matches(str(name), sorted(options), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return hint(closest(str(name), options))
 
 
 def _str_map(filename: str, owner: Located, key: str) -> dict[str, str]:
@@ -232,10 +231,10 @@ def load_catalogue(paths: list[Path]) -> Catalogue:
     enums: dict[str, EnumeratorSpec] = {}
     digest = hashlib.sha256()
     for path in paths:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_source(path, ProbeSpecError)
         digest.update(text.encode())
         filename = Path(path).name
-        doc = load_located(text, filename, ProbeSpecError)
+        doc = plain(parse_yaml(text, filename, ProbeSpecError))
         if doc is None:
             continue
         if not isinstance(doc, Located) or not set(doc) <= {"probes", "enumerators"}:

@@ -4,9 +4,10 @@
     diagnosis = walk(rs, observations, answers={"validated_scale": "two_nodes"})
     diagnosis.to_dict()                                     # JSON-safe
 
-Modules: causes (the catalogue), model, yamlsrc (YAML with locations), loader (schema),
-cond_* + conditions (the safe condition language, see CONDITIONS.md), graph (networkx
-checks), render (DOT / Mermaid), walk, diagnosis, suggest (did-you-mean).
+Modules: causes (the catalogue), model, loader (schema; YAML with locations is
+allreduce_doctor.yamlsrc), cond_* + conditions (the safe condition language, see CONDITIONS.md),
+graph (networkx checks), render (DOT / Mermaid), walk, diagnosis. Did-you-mean hints come from
+allreduce_doctor.suggest.
 """
 
 from .causes import CAUSES, CauseInfo

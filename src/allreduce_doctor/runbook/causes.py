@@ -17,10 +17,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .model import OWNERS, SEVERITIES, Location
+from ..errors import RunbookError
+from ..yamlsrc import Location
+
+SEVERITIES = ("critical", "major", "minor")
+OWNERS = ("host", "network", "platform")
 
 if TYPE_CHECKING:
-    from .yamlsrc import YMap
+    from ..yamlsrc import YMap
 
 CATALOGUE_FILE = "catalogue/causes.yaml"  # under the runbooks data folder
 FAULT_KEYS = ("title", "section", "severity", "owner", "summary", "remediation", "verification")
@@ -60,11 +64,11 @@ def load_catalogue(path: Path | None = None) -> dict[str, CauseInfo]:
 def parse_catalogue(text: str, filename: str) -> dict[str, CauseInfo]:
     # YAML is imported here, not at the top: importing this module must stay cheap (--help).
     from . import fields
-    from .yamlsrc import parse_yaml
+    from ..yamlsrc import parse_yaml
 
-    doc = parse_yaml(text, filename)
+    doc = parse_yaml(text, filename, RunbookError)
     if doc is None:
-        raise Location(filename, 1, 1, "<document>").error("expected a mapping of cause ids, got an empty document")
+        raise Location(filename, 1, 1, "<document>", RunbookError).error("expected a mapping of cause ids, got an empty document")
     top = fields.mapping(doc)
     out: dict[str, CauseInfo] = {}
     for cause_id, (key, value) in top.entries.items():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConditionError
-from .suggest import hint
+from ..suggest import hint
 
 KEYWORDS = frozenset({"and", "or", "not", "in", "where", "true", "false", "null"})
 # longest first, so "<=" wins over "<"

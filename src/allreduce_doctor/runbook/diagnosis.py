@@ -12,7 +12,6 @@ from typing import Any
 
 from .tristate import UNKNOWN
 
-FAULT, HEALTHY, INCONCLUSIVE = "fault", "healthy", "inconclusive"
 MAX_ITEMS, MAX_KEYS, MAX_TEXT, MAX_DEPTH = 20, 40, 500, 6
 
 
@@ -76,7 +75,7 @@ class EvidenceRow:
 
 @dataclass
 class Diagnosis:
-    verdict: str  # fault | healthy | inconclusive
+    verdict: str  # one of status.VERDICTS
     root_cause: dict | None = None  # {id, title, severity, owner, summary, node}
     healthy: dict | None = None  # {id, title, summary, next_steps, node}
     findings: list[Finding] = field(default_factory=list)  # primary first
@@ -88,9 +87,17 @@ class Diagnosis:
     unanswered: list[dict] = field(default_factory=list)  # questions left unknown: {node, reason}
     runbooks: list[str] = field(default_factory=list)
     context: dict = field(default_factory=dict)  # host, source (live/bundle), versions: set by the Session
+    bundle: str | None = None  # the bundle diagnosed; JSON: context.bundle
+    evidence_used: dict | None = None  # what pasted text gave (evidence report); JSON: top-level, when any
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        bundle, used = data.pop("bundle"), data.pop("evidence_used")
+        if bundle:
+            data["context"]["bundle"] = bundle
+        if used is not None:
+            data["evidence_used"] = used
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "Diagnosis":
@@ -110,5 +117,7 @@ class Diagnosis:
             inconclusive=list(data.get("inconclusive") or []),
             unanswered=list(data.get("unanswered") or []),
             runbooks=list(data.get("runbooks") or []),
-            context=dict(data.get("context") or {}),
+            context={k: v for k, v in (data.get("context") or {}).items() if k != "bundle"},
+            bundle=(data.get("context") or {}).get("bundle"),
+            evidence_used=data.get("evidence_used"),
         )

@@ -8,17 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import RunbookError
-from .suggest import closest
-from .yamlsrc import YMap, YNode, YScalar, YSeq, describe
+from ..suggest import closest
+from ..yamlsrc import YMap, YNode, YScalar, YSeq, describe, read_source
 
 
 def read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunbookError(f"{path}:1:1: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise RunbookError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    """A runbook or catalogue file's text, through the one size-checked YAML reader."""
+    return read_source(path, RunbookError)
 
 
 def mapping(node: YNode) -> YMap:

@@ -16,7 +16,7 @@ import networkx as nx
 from ..errors import RunbookError
 from .model import CauseLeaf, Check, HealthyLeaf, Question, Runbook, RunbookSet
 from .render import to_dot, to_mermaid
-from .suggest import closest, hint
+from ..suggest import closest, hint
 
 __all__ = ["build_graph", "build_set", "check_graph", "to_dot", "to_mermaid"]
 

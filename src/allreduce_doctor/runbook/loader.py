@@ -12,14 +12,15 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..errors import RunbookError
 from . import causes
 from .cond_lexer import ExprError
 from .conditions import compile_condition
-from .fields import known_keys as _known_keys, mapping as _mapping, read_text as _read, require as _require
+from .fields import known_keys as _known_keys, mapping as _mapping, require as _require
 from .fields import text as _text, text_list as _text_list
 from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
-from .suggest import closest
-from .yamlsrc import YMap, YNode, YScalar, parse_yaml, position_in_scalar
+from ..suggest import closest
+from ..yamlsrc import YMap, YNode, YScalar, parse_yaml, position_in_scalar, read_source
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
 TOP_OPTIONAL = ("description",)
@@ -46,7 +47,7 @@ def load_runbooks(paths: Iterable[Path], known_facts: Iterable[str], root: str |
     facts = frozenset(known_facts)
     runbooks: list[Runbook] = []
     for path in paths:
-        runbooks.append(parse_runbook(_read(Path(path)), str(path), facts))
+        runbooks.append(parse_runbook(read_source(path, RunbookError), str(path), facts))
     return build_set(runbooks, root)
 
 
@@ -59,9 +60,9 @@ def load_runbook_text(text: str, filename: str, known_facts: Iterable[str]) -> R
 
 def parse_runbook(text: str, filename: str, known_facts: Iterable[str]) -> Runbook:
     """Parse and check one runbook file (schema, conditions, local entry); no cross-file checks."""
-    doc = parse_yaml(text, filename)
+    doc = parse_yaml(text, filename, RunbookError)
     if doc is None:
-        raise Location(filename, 1, 1, "<document>").error("expected a mapping, got an empty document")
+        raise Location(filename, 1, 1, "<document>", RunbookError).error("expected a mapping, got an empty document")
     return _Reader(text, frozenset(known_facts)).runbook(doc)
 
 
@@ -72,6 +73,9 @@ class _Reader:
 
     def runbook(self, doc: YNode) -> Runbook:
         top = _mapping(doc)
+        if not set(top.entries) & set(TOP_REQUIRED):  # not a runbook at all: quote none of its text
+            keys = ", ".join(f"'{k}'" for k in TOP_REQUIRED[:-1]) + f" and '{TOP_REQUIRED[-1]}'"
+            raise top.loc.error(f"not a runbook: expected a mapping with {keys}")
         _known_keys(top, (*TOP_REQUIRED, *TOP_OPTIONAL))
         _require(top, TOP_REQUIRED)
         rb_id = _ident(top, "runbook", "runbook id")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
-from ..errors import RunbookError
-from .suggest import hint
+from ..yamlsrc import Location  # noqa: F401 - nodes and outcomes carry it
+from .causes import OWNERS, SEVERITIES  # noqa: F401 - the catalogue defines them
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -20,26 +20,6 @@ if TYPE_CHECKING:
     from .causes import CauseInfo
     from .conditions import Condition
 
-SEVERITIES = ("critical", "major", "minor")
-OWNERS = ("host", "network", "platform")
-
-
-@dataclass(frozen=True)
-class Location:
-    file: str
-    line: int  # 1-based
-    col: int  # 1-based
-    path: str  # YAML path, e.g. nodes.gid_index.check ("<document>" for the top)
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
-
-    def moved(self, line: int, col: int) -> "Location":
-        return Location(self.file, line, col, self.path)
-
-    def error(self, message: str, suggestion: str | None = None) -> RunbookError:
-        """The one-line error: FILE:LINE:COL: MESSAGE (at YAML.PATH) did you mean 'x'?"""
-        return RunbookError(f"{self}: {message} (at {self.path}){hint(suggestion)}")
 
 
 @dataclass

@@ -15,9 +15,10 @@ from typing import Any
 
 from ..errors import RunbookError
 from ..observations import OK, Observation
+from ..status import FAULT, HEALTHY, INCONCLUSIVE
 from .cond_eval import FactSource
 from .conditions import evaluate
-from .diagnosis import FAULT, HEALTHY, INCONCLUSIVE, Diagnosis, EvidenceRow, Finding, Step, json_safe
+from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
 from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
 
 @dataclass

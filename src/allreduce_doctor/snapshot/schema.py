@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.errors import BundleError
-from allreduce_doctor.hosts.base import (
+from allreduce_doctor.records import (
     FILE_DENIED,
     FILE_ERROR,
     FILE_MISSING,

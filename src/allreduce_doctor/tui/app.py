@@ -5,25 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import App
-from textual.binding import Binding
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.tui.keys import APP_BINDINGS
 
 
 class DoctorApp(App[int]):
     CSS_PATH = str(Path(__file__).with_name("doctor.tcss"))
     TITLE = "allreduce-doctor"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [
-        Binding("q", "quit_app", "Quit", tooltip="quit (exit code: 0 healthy, 1 fault, 3 inconclusive, 2 error)"),
-        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
-        Binding("t", "toggle_theme", "Theme", show=False, tooltip="switch between the dark and the light theme"),
-    ]
+    BINDINGS = APP_BINDINGS
 
-    def __init__(self, session=None, args=None, watch: tuple | None = None, fleet: tuple | None = None) -> None:
+    def __init__(self, session=None, make_session=None, what: str = "this node", watch: tuple | None = None,
+                 fleet: tuple | None = None) -> None:
         super().__init__()
-        self.session = session  # else built by the probing screen from the diagnose arguments
-        self.args = args
+        self.session = session  # else built by the probing screen with make_session()
+        self.make_session = make_session
+        self.what = what  # what the session reads, for the first screen's title
         self.watch_only = watch  # (catalogue, host, interval, label) for `allreduce-doctor watch`
         self.fleet = fleet  # (data, bundles, fabric, answers) for `allreduce-doctor fleet --tui`
         self.data: dict | None = None
@@ -40,7 +38,7 @@ class DoctorApp(App[int]):
         elif self.watch_only is not None:
             self.push_screen(WatchScreen(*self.watch_only))
         else:
-            self.push_screen(ProbingScreen(self.session, self.args))
+            self.push_screen(ProbingScreen(self.session, self.make_session, self.what))
 
     def show_diagnosis(self, data: dict) -> None:
         from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
@@ -52,14 +50,13 @@ class DoctorApp(App[int]):
         self.error = error
 
     def action_quit_app(self) -> None:
-        from allreduce_doctor.cli import EXIT_BAD_INPUT, EXIT_INTERNAL
-        from allreduce_doctor.commands import VERDICT_EXIT
+        from allreduce_doctor.status import EXIT_HEALTHY, error_exit, verdict_exit
 
         if self.error is not None:
-            code = EXIT_BAD_INPUT if isinstance(self.error, DoctorError) else EXIT_INTERNAL
+            code = error_exit(self.error)
         else:
             data = self.fleet[0] if self.fleet else self.data  # a fleet exits with the fleet's verdict
-            code = VERDICT_EXIT.get((data or {}).get("verdict"), 0) if data else 0
+            code = verdict_exit(data.get("verdict")) if data else EXIT_HEALTHY  # quit before any verdict
         self.exit(code, return_code=code)
 
     def action_help(self) -> None:
@@ -88,20 +85,20 @@ class DoctorApp(App[int]):
             self.notify("Still loading the runbooks: watch opens once the probes have started.")
             return
         try:
-            host = watch_host(getattr(session, "bundle", None), session.host.kind)
+            host = watch_host(session.options.bundle, session.host.kind)
         except DoctorError as err:
             self.notify(str(err), severity="error")
             return
         if host is None:
             self.notify("No node to watch: only pasted evidence was diagnosed.", severity="warning")
             return
-        self.push_screen(WatchScreen(session.catalogue, host, session.interval or 1.0, where(session)))
+        self.push_screen(WatchScreen(session.catalogue, host, session.options.interval or 1.0, where(session)))
 
 
-def run_app(args) -> int:
-    """`allreduce-doctor` on a terminal: the Session of the diagnose arguments, in the UI. The
-    Session is built in the probing screen's worker, so the first screen shows at once."""
-    app = DoctorApp(args=args)
+def run_app(make_session, what: str) -> int:
+    """`allreduce-doctor` on a terminal: a Session in the UI. make_session() is called in the
+    probing screen's worker (it loads the runbooks), so the first screen shows at once."""
+    app = DoctorApp(make_session=make_session, what=what)
     code = app.run()
     if app.error is not None:
         raise app.error  # cli.main prints it in one line (bad input) or as an internal error
@@ -113,7 +110,7 @@ def run_watch(catalogue, host, interval: float, label: str) -> int:
     return app.run() or 0
 
 
-def run_fleet(data: dict, bundles: dict, fabric: str, answers: list[str]) -> int:
+def run_fleet(data: dict, bundles: dict, fabric: str, answers: dict[str, str]) -> int:
     app = DoctorApp(fleet=(data, bundles, fabric, answers))
     code = app.run()
     return code or 0

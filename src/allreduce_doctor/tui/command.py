@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from allreduce_doctor.errors import DoctorError
-    from allreduce_doctor.session import load_probe_catalogue
+    from allreduce_doctor.doctor import load_catalogue
     from allreduce_doctor.tui.state import short_path, watch_host
 
     if not 0.1 <= args.interval <= 600:
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     host = watch_host(args.snapshot, "snapshot" if args.snapshot else "live")
     name = host.identity().hostname or "?"
     label = f"{name} ({'bundle ' + short_path(args.snapshot) if args.snapshot else 'live'})"
-    catalogue = load_probe_catalogue()
+    catalogue = load_catalogue()
     if sys.stdout.isatty() and sys.stdin.isatty():
         from allreduce_doctor.tui.app import run_watch
 

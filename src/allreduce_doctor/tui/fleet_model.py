@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from allreduce_doctor.fleet.report import _odd as shown_value
-from allreduce_doctor.report import short
+from allreduce_doctor.report import VERDICT_WORDS, short
+from allreduce_doctor.report import setting_value as shown_value
+from allreduce_doctor.status import HEALTHY
 
 MAJORITY_WIDTH = 16  # the odd nodes come first and must stay on an 80-column screen
 ODD_WIDTH = 40
@@ -55,7 +56,7 @@ def fleet_title(data: dict) -> str:
     no bundle are counted only when there are some, so the line fits 80 columns)."""
     fleet = data["fleet"]
     cause = (data.get("root_cause") or data.get("healthy") or {}).get("id") or ""
-    head = {"fault": "FAULT FOUND", "healthy": "NOTHING FOUND", "inconclusive": "INCONCLUSIVE"}.get(data["verdict"], data["verdict"])
+    head = "NOTHING FOUND" if data["verdict"] == HEALTHY else VERDICT_WORDS.get(data["verdict"], data["verdict"])
     lost = len(fleet["nodes_unreachable"])
     return (f"{head}{': ' + cause if cause else ''} · {fleet['nodes_checked']} nodes checked, "
             + (f"{lost} gave no bundle, " if lost else "") + f"{len(fleet['nodes_affected'])} affected")

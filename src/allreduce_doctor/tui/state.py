@@ -1,57 +1,16 @@
-"""The Session as the terminal UI uses it (no Textual here): planned probes, re-walks after an
-answer, the data every view and exporter reads, and a fresh Host for the watch screen."""
+"""The Session as the terminal UI uses it (no Textual here): planned probes, where it reads,
+the raw facts behind a step, and a fresh Host for the watch screen."""
 
 from __future__ import annotations
 
-from allreduce_doctor.observations import OK, Observation, Observations
-from allreduce_doctor.probes.runner import ProbeRunner, plan
-
-ANSWERS_FACT = "operator.answers"
+from allreduce_doctor.observations import Observation
+from allreduce_doctor.probes.runner import plan
 
 
 def planned_probes(session) -> list:
     """The probes an observe() may run, before the fabric is known (both branches)."""
-    facts = session.facts_for(None) | {"node.fabric"}
+    facts = session.doctor.facts_for(None) | {"node.fabric"}
     return [s for s in plan(session.catalogue, facts) if s.kind not in ("derive", "evidence")]
-
-
-def _dependents(catalogue, fact: str) -> set[str]:
-    """Derived facts that read `fact`, directly or through other derived facts."""
-    found: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for spec in catalogue.probes.values():
-            if spec.kind == "derive" and spec.provides not in found and ({fact} | found) & set(spec.inputs):
-                found.add(spec.provides)
-                grew = True
-    return found
-
-
-def reanswer(session, answers: dict[str, str]):
-    """Walk again with new answers: only the facts derived from the answers are recomputed
-    (nothing is probed again), then the same diagnose() as the headless command."""
-    session.answers = dict(answers)
-    stale = _dependents(session.catalogue, ANSWERS_FACT) & set(session.observations.facts)
-    known = Observations()
-    for obs in session.observations.values():
-        if obs.fact not in stale and obs.fact != ANSWERS_FACT:
-            known.add(obs)
-    known.add(Observation(ANSWERS_FACT, dict(answers), OK, "--answer", "", "operator_answers"))
-    if stale:
-        known = ProbeRunner(session.catalogue, session.host, session.interval).run(stale, known=known)
-    session.observations = known
-    return session.diagnose()
-
-
-def diagnosis_data(session, diagnosis) -> dict:
-    """The JSON form, with what the headless diagnose adds (bundle, evidence used)."""
-    data = diagnosis.to_dict()
-    if getattr(session, "bundle", None):
-        data.setdefault("context", {})["bundle"] = session.bundle
-    if getattr(session, "evidence_report", None) is not None:
-        data["evidence_used"] = session.evidence_report
-    return data
 
 
 def where(session, full: bool = True) -> str:
@@ -61,7 +20,7 @@ def where(session, full: bool = True) -> str:
     name = session.host.identity().hostname or "?"
     if not full:
         return name
-    bundle = getattr(session, "bundle", None)
+    bundle = session.options.bundle
     return f"{name} ({'bundle ' + short_path(bundle) if bundle else session.host.kind})"
 
 

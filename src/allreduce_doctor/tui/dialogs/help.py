@@ -8,6 +8,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from allreduce_doctor.tui.keys import APP_BINDINGS
 from allreduce_doctor.tui.text import esc
 
 # Keys that belong to Textual's own widgets, as this app uses them.
@@ -28,7 +29,6 @@ def key_label(binding: Binding) -> str:
 
 def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(where, [(keys, what)]) for the app and every screen and dialog."""
-    from allreduce_doctor.tui.app import DoctorApp
     from allreduce_doctor.tui.dialogs.export import ExportDialog
     from allreduce_doctor.tui.dialogs.post import PostDialog
     from allreduce_doctor.tui.dialogs.raw import RawDialog
@@ -41,7 +41,7 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         return [(key_label(b), b.tooltip or b.description) for b in cls.BINDINGS if isinstance(b, Binding)]
 
     return [
-        ("Everywhere", rows(DoctorApp)),
+        ("Everywhere", [(key_label(b), b.tooltip or b.description) for b in APP_BINDINGS]),
         ("Probing screen", rows(ProbingScreen)),
         ("Diagnosis screen", rows(DiagnosisScreen)),
         ("Watch screen", rows(WatchScreen)),

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, Tree
 
-from allreduce_doctor.tui.state import diagnosis_data, reanswer, where
+from allreduce_doctor.tui.state import where
 from allreduce_doctor.tui.tree_model import DiagnosisModel
 from allreduce_doctor.tui.widgets.decision_tree import DecisionTree, Item
 from allreduce_doctor.tui.text import esc
@@ -44,7 +44,7 @@ class DiagnosisScreen(Screen):
         super().__init__()
         self.session = session
         self.data = data
-        self.model = DiagnosisModel(session.runbooks, data, session.answers)
+        self.model = DiagnosisModel(session.doctor.runbooks, data, session.options.answers)
         self.selected: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -122,14 +122,14 @@ class DiagnosisScreen(Screen):
 
     def answer(self, name: str, choice: str | None, key: str) -> None:
         """Record an answer (None skips), walk again, keep the cursor on the question."""
-        answers = dict(self.session.answers)
+        answers = dict(self.session.options.answers)
         if choice is None:
             answers.pop(name, None)
         else:
             answers[name] = choice
-        self.data = diagnosis_data(self.session, reanswer(self.session, answers))
+        self.data = self.session.reanswer(answers).to_dict()
         self.app.data = self.data
-        self.model = DiagnosisModel(self.session.runbooks, self.data, self.session.answers)
+        self.model = DiagnosisModel(self.session.doctor.runbooks, self.data, self.session.options.answers)
         self.query_one("#verdict", Static).update(verdict_markup(self.data, where(self.session, full=False)))
         self.query_one("#cause", Static).update(cause_markup(self.data))
         tree = self.query_one(DecisionTree)

@@ -55,12 +55,12 @@ class FleetScreen(Screen):
         Binding("e", "app.export", "Export", tooltip="export the fleet's diagnosis: choose a format, preview, save, post"),
     ]
 
-    def __init__(self, data: dict, bundles: dict[str, Path], fabric: str = "auto", answers: list[str] | None = None) -> None:
+    def __init__(self, data: dict, bundles: dict[str, Path], fabric: str = "auto", answers: dict[str, str] | None = None) -> None:
         super().__init__()
         self.data = data
         self.bundles = bundles
         self.fabric = fabric
-        self.answers = list(answers or [])
+        self.answers = dict(answers or {})
 
     def compose(self) -> ComposeResult:
         style = VERDICT_STYLE.get(self.data["verdict"], "b")
@@ -119,15 +119,14 @@ class FleetScreen(Screen):
 
     def _diagnose(self, node: str):
         """The node's Session and diagnosis: `diagnose --snapshot BUNDLE` with the fleet's fabric and answers."""
-        from allreduce_doctor.cli import build_parser
-        from allreduce_doctor.commands import build_session
-        from allreduce_doctor.tui.state import diagnosis_data
+        from allreduce_doctor.doctor import Doctor
+        from allreduce_doctor.hosts.snapshot import SnapshotHost
+        from allreduce_doctor.session import Options, Session
 
-        argv = ["diagnose", "--snapshot", str(self.bundles[node]), "--fabric", self.fabric]
-        argv += [f"--answer={a}" for a in self.answers]
-        session = build_session(build_parser().parse_args(argv), interactive=True)
-        session.observe()
-        return session, diagnosis_data(session, session.diagnose())
+        bundle = str(self.bundles[node])
+        options = Options(fabric=self.fabric, answers=dict(self.answers), bundle=bundle)
+        session = Session(Doctor.load(), SnapshotHost(bundle), options)
+        return session, session.diagnose().to_dict()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "node":

@@ -48,18 +48,18 @@ class ProbingScreen(Screen):
     BINDINGS = [Binding("d", "show_diagnosis", "Diagnosis", tooltip="show the diagnosis (once the probes are done)"),
                 Binding("w", "app.watch", "Watch", tooltip="watch the counters live (a bundle: replay its samples)")]
 
-    def __init__(self, session=None, args=None) -> None:
+    def __init__(self, session=None, make_session=None, what: str = "this node") -> None:
         super().__init__()
-        self.session = session  # built here from args (diagnose arguments) when not given
-        self.args = args
+        self.session = session  # built here with make_session() when not given
+        self.make_session = make_session
+        self.what = what
         self.specs: dict = {}
         self.states: dict[str, str] = {}
         self.data: dict | None = None
         self._wait: tuple[float, float] | None = None  # (start, seconds) of the counter wait
 
     def compose(self) -> ComposeResult:
-        what = getattr(self.args, "snapshot", None) or "this node"
-        yield Static(f"[b]Loading[/] the probe catalogue and the runbooks to read {esc(what)}...", id="probe-title")
+        yield Static(f"[b]Loading[/] the probe catalogue and the runbooks to read {esc(self.what)}...", id="probe-title")
         with Horizontal(id="sampling-row"):
             yield Static("counter samples", id="sampling-label")
             yield ProgressBar(total=1, show_eta=False, id="sampling")
@@ -77,22 +77,20 @@ class ProbingScreen(Screen):
 
     # -- the worker (a thread) -----------------------------------------------------------------
     def _observe(self) -> None:
-        from allreduce_doctor.tui.state import diagnosis_data, planned_probes
+        from allreduce_doctor.tui.state import planned_probes
 
         session = self.session
         try:
             if session is None:
-                from allreduce_doctor.commands import build_session
-
-                session = build_session(self.args, interactive=True)
+                session = self.make_session()
             self.post_message(Ready(session, planned_probes(session)))
         except Exception as err:  # noqa: BLE001 - bad input: the app closes and run_app raises it
             self.post_message(Finished(None, err, early=True))
             return
-        session.progress = lambda event, probe, detail: self.post_message(Progress(event, probe, detail))
+        session.options.progress = lambda event, probe, detail: self.post_message(Progress(event, probe, detail))
         try:
             session.observe()
-            data = diagnosis_data(session, session.diagnose())
+            data = session.diagnose().to_dict()
         except Exception as err:  # noqa: BLE001 - shown here, raised again by run_app after the UI closes
             self.post_message(Finished(None, err))
             return
@@ -107,7 +105,7 @@ class ProbingScreen(Screen):
         table = self.query_one("#probes", DataTable)
         for pid, spec in self.specs.items():
             table.add_row(pid, self._state_cell("pending"), _reads(spec), key=pid)
-        self.query_one("#probe-title", Static).update(self._title(self.session.fabric))
+        self.query_one("#probe-title", Static).update(self._title(self.session.options.fabric))
         self._summary()
 
     def on_progress(self, msg: Progress) -> None:

@@ -8,12 +8,13 @@ every badge also carries a word, so nothing depends on colour alone."""
 from __future__ import annotations
 
 from allreduce_doctor.report import VERDICT_WORDS, short
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.tree_model import BADGES, FAIL, NOT_REACHED, PASS, UNKNOWN, NodeView
 
 STATUS_STYLE = {PASS: "$text-success", FAIL: "$text-error b", UNKNOWN: "$text-warning b", NOT_REACHED: "$text-muted"}
 OBS_STYLE = {"ok": "$text-success", "missing": "$text-warning", "error": "$text-error", "not_applicable": "$text-muted"}
-VERDICT_STYLE = {"fault": "$text-error b", "healthy": "$text-success b", "inconclusive": "$text-warning b"}
+VERDICT_STYLE = {FAULT: "$text-error b", HEALTHY: "$text-success b", INCONCLUSIVE: "$text-warning b"}
 
 
 def badge(status: str) -> str:

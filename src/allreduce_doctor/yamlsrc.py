@@ -1,19 +1,28 @@
-"""YAML with exact locations: compose nodes with a SafeLoader subclass, keep line/column.
+"""YAML with exact locations, the one loader for runbooks and probe specs.
 
-Nothing here constructs Python objects from tags: a scalar keeps its text and resolved tag,
-so `yes:`/`no:` stay the strings they look like, and no tag can run code. Duplicate keys,
-which yaml silently overwrites, are errors. Aliases are followed with a size bound (no
-"billion laughs"), merge keys are not supported.
+Nodes are composed with a SafeLoader subclass and keep their line/column. Nothing here builds
+Python objects from tags: a scalar keeps its text and resolved tag, so `yes:`/`no:` stay the
+strings they look like, and any tag beyond YAML's plain ones is refused. Duplicate keys, which
+yaml silently overwrites, are errors; merge keys are not supported. Limits are checked before
+anything is composed (the file's size, then its nesting depth and node count from the event
+stream), and aliases are followed with a node bound (no "billion laughs"). Every error is one
+located line: FILE:LINE:COL: MESSAGE, raised as the caller's DoctorError subclass.
+
+Runbooks read the located tree (YMap, YSeq, YScalar); probe specs read `plain()` values.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
-from .model import Location
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.suggest import hint
 
+MAX_BYTES = 2 * 1024 * 1024  # the shipped runbooks and probe files are under 100 KB together
+MAX_DEPTH = 64  # the shipped files nest 8 levels; the composer recurses once per level
 MAX_NODES = 200_000
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:str",
@@ -34,6 +43,25 @@ _SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class LocatedLoader(_SafeBase):
     """A SafeLoader used only to compose: every node carries start/end marks."""
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int  # 1-based
+    col: int  # 1-based
+    path: str  # YAML path, e.g. nodes.gid_index.check ("<document>" for the top)
+    error_cls: type[DoctorError] = field(default=DoctorError, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def moved(self, line: int, col: int) -> "Location":
+        return Location(self.file, line, col, self.path, self.error_cls)
+
+    def error(self, message: str, suggestion: str | None = None) -> DoctorError:
+        """The one-line error: FILE:LINE:COL: MESSAGE (at YAML.PATH) did you mean 'x'?"""
+        return self.error_cls(f"{self}: {message} (at {self.path}){hint(suggestion)}")
 
 
 @dataclass
@@ -78,21 +106,64 @@ def describe(node: YNode | None) -> str:
     return "text"
 
 
-def parse_yaml(text: str, filename: str) -> YNode | None:
-    """Compose `text` into located nodes; None for an empty document. Raises RunbookError."""
+def read_source(path: Path | str, error_cls: type[DoctorError]) -> str:
+    """A YAML file's text: its size checked before it is read, UTF-8 or a located error that
+    quotes nothing from the file."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise error_cls(f"{path}:1:1: {_size_problem(size)}")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error_cls(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error_cls(f"{path}:1:1: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _size_problem(size: int) -> str:
+    return f"file too large for YAML here ({size / 1048576:.1f} MiB; at most {MAX_BYTES // 1048576} MiB)"
+
+
+def parse_yaml(text: str, filename: str, error_cls: type[DoctorError] = DoctorError) -> YNode | None:
+    """Compose `text` into located nodes; None for an empty document. Raises error_cls."""
+    if len(text) > MAX_BYTES:  # characters: at least as many bytes
+        raise error_cls(f"{filename}:1:1: {_size_problem(len(text.encode('utf-8', 'replace')))}")
     loader = LocatedLoader(text)
     try:
+        _check_shape(text, filename, error_cls)
         root = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(_canonical_error(text, exc), filename) from None
+        raise _syntax_error(_canonical_error(text, exc), filename, error_cls) from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "unreadable YAML"
-        raise Location(filename, 1, 1, "<document>").error(f"YAML syntax error: {first}") from None
+        raise error_cls(f"{filename}:1:1: YAML syntax error: {first}") from None
     finally:
         loader.dispose()
     if root is None:
         return None
-    return _Converter(filename).convert(root, "<document>", None)
+    return _Converter(filename, error_cls).convert(root, "<document>", None)
+
+
+def _check_shape(text: str, filename: str, error_cls: type[DoctorError]) -> None:
+    """Depth and node count from the event stream (no recursion), before composing."""
+    depth = count = 0
+    for event in yaml.parse(text, Loader=LocatedLoader):
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+            continue
+        if not isinstance(event, yaml.NodeEvent):  # stream and document events
+            continue
+        mark = event.start_mark
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise error_cls(f"{filename}:{mark.line + 1}:{mark.column + 1}: nested deeper than {MAX_DEPTH} levels")
+        count += 1
+        if count > MAX_NODES:
+            raise error_cls(f"{filename}:{mark.line + 1}:{mark.column + 1}: document too large (too many nodes)")
 
 
 def _canonical_error(text: str, exc: yaml.MarkedYAMLError) -> yaml.MarkedYAMLError:
@@ -101,30 +172,28 @@ def _canonical_error(text: str, exc: yaml.MarkedYAMLError) -> yaml.MarkedYAMLErr
         yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as pure:
         return pure
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         pass
     return exc
 
 
-def _syntax_error(exc: yaml.MarkedYAMLError, filename: str):
-    from ..errors import RunbookError
-
+def _syntax_error(exc: yaml.MarkedYAMLError, filename: str, error_cls: type[DoctorError]) -> DoctorError:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = " ".join((exc.problem or "invalid YAML").split())
     context = " ".join((exc.context or "").split())
     detail = f"{problem} ({context})" if context else problem
-    return RunbookError(f"{filename}:{line}:{col}: YAML syntax error: {detail}")
+    return error_cls(f"{filename}:{line}:{col}: YAML syntax error: {detail}")
 
 
 class _Converter:
-    def __init__(self, filename: str):
-        self.filename = filename
+    def __init__(self, filename: str, error_cls: type[DoctorError]):
+        self.filename, self.error_cls = filename, error_cls
         self.count = 0
         self.active: set[int] = set()  # ids of nodes being converted (recursive aliases)
 
     def loc(self, node: yaml.Node, path: str) -> Location:
-        return Location(self.filename, node.start_mark.line + 1, node.start_mark.column + 1, path)
+        return Location(self.filename, node.start_mark.line + 1, node.start_mark.column + 1, path, self.error_cls)
 
     def convert(self, node: yaml.Node, path: str, key_loc: Location | None) -> YNode:
         here = self.loc(node, path)
@@ -200,3 +269,40 @@ def position_in_scalar(source: str, scalar: YScalar, offset: int) -> tuple[int, 
     line = source.count("\n", 0, i) + 1
     col = i - (source.rfind("\n", 0, i) + 1) + 1
     return line, col
+
+
+class Located(dict):
+    """A mapping that knows the line/column (1-based) of itself and of each key."""
+
+    line: int = 0
+    col: int = 0
+    key_lines: dict
+
+
+class LocatedList(list):
+    line: int = 0
+    col: int = 0
+
+
+def plain(node: YNode | None):
+    """The located tree as plain values: Located mappings, LocatedLists, and scalars built by
+    SafeLoader's constructors for their resolved tag (str, int, float, bool, None, timestamp)."""
+    return _plain(node, yaml.constructor.SafeConstructor())
+
+
+def _plain(node: YNode | None, build: yaml.constructor.SafeConstructor):
+    if node is None:
+        return None
+    if isinstance(node, YScalar):
+        return build.construct_object(yaml.ScalarNode(node.tag, node.text, style=node.style))
+    if isinstance(node, YSeq):
+        out: Located | LocatedList = LocatedList(_plain(item, build) for item in node.items)
+    else:
+        out = Located({key: _plain(value, build) for key, (_, value) in node.entries.items()})
+        out.key_lines = {key: (k.loc.line, k.loc.col) for key, (k, _) in node.entries.items()}
+    out.line, out.col = node.loc.line, node.loc.col
+    return out
+
+
+__all__ = ["Location", "Located", "LocatedList", "YMap", "YNode", "YScalar", "YSeq", "describe", "parse_yaml",
+           "plain", "position_in_scalar", "read_source", "MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]

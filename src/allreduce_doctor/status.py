@@ -1,0 +1,66 @@
+"""Exit codes, the verdict words and their exit codes, and the one error handler at the edge.
+
+Exit codes are a contract (README.md, `--help` epilogs): scripts and schedulers branch on them.
+Every front end (the CLI, the terminal UI, fleet, export, the fleet's remote collector) maps
+outcomes to codes through this module, so a code means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+from allreduce_doctor.errors import DoctorError
+
+EXIT_HEALTHY = 0
+EXIT_FAULT = 1
+EXIT_BAD_INPUT = 2  # also argparse's usage-error code
+EXIT_INCONCLUSIVE = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE in sysexits.h: a bug, not the user's input
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for ^C
+
+# The three verdicts a Diagnosis can carry (its JSON "verdict" field).
+FAULT, HEALTHY, INCONCLUSIVE = "fault", "healthy", "inconclusive"
+VERDICTS = (FAULT, HEALTHY, INCONCLUSIVE)
+VERDICT_EXIT = {HEALTHY: EXIT_HEALTHY, FAULT: EXIT_FAULT, INCONCLUSIVE: EXIT_INCONCLUSIVE}
+# The headline of each verdict, as every report and ticket words it (reports print it upper-case).
+VERDICT_HEADLINE = {FAULT: "Fault found", HEALTHY: "Nothing found on this node", INCONCLUSIVE: "Inconclusive"}
+
+DEBUG_ENV = "ALLREDUCE_DOCTOR_DEBUG"  # set: internal errors raise with their traceback
+PROG = "allreduce-doctor"
+
+
+def verdict_exit(verdict: object) -> int:
+    """The exit code of a verdict; anything that is not a known verdict is inconclusive."""
+    return VERDICT_EXIT.get(verdict, EXIT_INCONCLUSIVE) if isinstance(verdict, str) else EXIT_INCONCLUSIVE
+
+
+def error_exit(err: BaseException) -> int:
+    """The exit code of an error that stopped a command: the user's input, or a bug."""
+    return EXIT_BAD_INPUT if isinstance(err, DoctorError) else EXIT_INTERNAL
+
+
+def error_line(err: BaseException) -> str:
+    """The one line printed for an error that stopped a command."""
+    if isinstance(err, DoctorError):
+        return f"{PROG}: error: {' '.join(str(err).split())}"
+    return (f"{PROG}: internal error: {type(err).__name__}: {err} "
+            "(this is a bug; please report it with the command you ran)")
+
+
+def run_guarded(fn: Callable[[], int]) -> int:
+    """Run a command; turn whatever stops it into one line on stderr and its exit code."""
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `... | head`: the reader left; nothing more to say
+        return EXIT_HEALTHY
+    except Exception as err:  # noqa: BLE001 - the one place an error becomes a message, not a traceback
+        if os.environ.get(DEBUG_ENV) and not isinstance(err, DoctorError):
+            raise
+        print(error_line(err), file=sys.stderr)
+        return error_exit(err)
+
