@@ -87,8 +87,11 @@ def _wants_tui(args) -> bool:
 
 
 def cmd_diagnose(args) -> int:
+    import time
+
     from allreduce_doctor.report import render
 
+    started = time.monotonic()
     if _wants_tui(args):
         try:
             from allreduce_doctor.tui.app import run_app
@@ -102,12 +105,20 @@ def cmd_diagnose(args) -> int:
         data.setdefault("context", {})["bundle"] = args.snapshot
     if session.evidence_report is not None:
         data["evidence_used"] = session.evidence_report
+    if args.format == "prometheus":  # the metrics carry port rates and run time, which the JSON does not
+        from allreduce_doctor.export.port_rates import attach_run
+
+        attach_run(data, session.observations, started)
     if args.export:  # diagnose and write the ticket document in one step
         from allreduce_doctor.export import render_export
 
         _write(render_export(data, args.export), args.output)
     else:
         _write(render(data, args.format or "text"), args.output)
+    if args.format == "npd":  # node-problem-detector reads 0 OK, 1 NonOK, anything else Unknown
+        from allreduce_doctor.healthcheck.npd import npd_exit
+
+        return npd_exit(data.get("verdict"))
     return VERDICT_EXIT.get(data.get("verdict"), EXIT_INCONCLUSIVE)
 
 

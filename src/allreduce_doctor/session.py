@@ -38,6 +38,7 @@ class Session:
     answers: dict[str, str] = field(default_factory=dict)
     progress: Progress | None = None
     extra_observations: list[Observation] = field(default_factory=list)
+    deadline: float | None = None  # time.monotonic() value: probes not started by then stay unknown
 
     def __post_init__(self) -> None:
         self.catalogue = load_probe_catalogue()
@@ -50,7 +51,7 @@ class Session:
 
     def observe(self) -> Observations:
         """Run the probes the walk can need: the trunk's and the node's fabric branch's."""
-        runner = ProbeRunner(self.catalogue, self.host, self.interval, self.progress)
+        runner = ProbeRunner(self.catalogue, self.host, self.interval, self.progress, self.deadline)
         given = Observations()
         # Operator answers are evidence too: checks can read values (e.g. a measured busbw).
         given.add(Observation("operator.answers", dict(self.answers), OK, "--answer", "", "operator_answers"))
