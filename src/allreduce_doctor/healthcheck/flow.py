@@ -11,6 +11,7 @@ from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck import slurm_drain
 from allreduce_doctor.healthcheck.check import probe_deadline, run_session, time_left
 from allreduce_doctor.healthcheck.command import MAX_BUDGET
+from allreduce_doctor.scontrol import ScontrolError
 
 
 def _validate(args) -> None:
@@ -62,14 +63,14 @@ def _slurm(args, data: dict, code: int, started: float) -> None:
         return
     host = LiveHost()  # scontrol runs here, like every command: argv list, timeout
     node = _node_name(args, host)
-    left = time_left(started, args.budget)
+    left, action = time_left(started, args.budget), "drain" if wants_drain else "resume"
     try:
         if left <= 0:
-            raise slurm_drain.SlurmError("the time budget was spent")
+            raise ScontrolError("the time budget was spent")
         note = slurm_drain.drain(host, node, _drain_cause(data), left) if wants_drain \
             else slurm_drain.resume(host, node, left)
-    except slurm_drain.SlurmError as err:
-        print(f"allreduce-doctor: error: cannot {'drain' if wants_drain else 'resume'} {node}: {err}", file=sys.stderr)
+    except ScontrolError as err:  # the verdict still decides the exit code
+        print(f"allreduce-doctor: error: cannot {action} {node}: {err}", file=sys.stderr)
         return
     print(f"allreduce-doctor: {note}", file=sys.stderr)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck.nhc import LEADER
+from allreduce_doctor.scontrol import ScontrolError, scontrol
 
 SCONTROL_TIMEOUT = 10.0
 # Slurm node names: letters, digits, '.', '_' and '-' (NodeName in slurm.conf(5)); anything
@@ -23,10 +24,6 @@ STATE = re.compile(r"(?:^|\s)State=(\S+)")
 # `scontrol show node` prints "Reason=TEXT [USER@TIME]" as the rest of its line.
 REASON = re.compile(r"^\s*Reason=(.*?)(?:\s+\[[^\]]*\])?\s*$", re.M)
 OFFLINE_FLAGS = ("DRAIN", "FAIL", "MAINT")  # DRAIN, DRAINED, DRAINING, FAIL, FAILING, MAINT
-
-
-class SlurmError(DoctorError):
-    """scontrol is missing, failed or timed out."""
 
 
 @dataclass
@@ -58,23 +55,14 @@ def check_node_name(node: str) -> str:
 
 
 def _scontrol(host, args: list[str], timeout: float) -> str:
-    result = host.run(["scontrol", *args], max(0.1, min(SCONTROL_TIMEOUT, timeout)), "healthcheck/scontrol")
-    words = " ".join(args)
-    if result.error == "not found":
-        raise SlurmError("scontrol is not on PATH (run it where Slurm's client tools are)")
-    if result.timed_out:
-        raise SlurmError(f"scontrol {words} timed out")
-    if not result.ok:
-        detail = " ".join((result.stderr or result.stdout or result.error).split()) or f"exit {result.rc}"
-        raise SlurmError(f"scontrol {words} failed: {detail}")
-    return result.stdout
+    return scontrol(host, args, max(0.1, min(SCONTROL_TIMEOUT, timeout)), "healthcheck/scontrol")
 
 
 def node_state(host, node: str, timeout: float = SCONTROL_TIMEOUT) -> NodeState:
     text = _scontrol(host, ["show", "node", node], timeout)
     state = STATE.search(text)
     if state is None:
-        raise SlurmError(f"scontrol show node {node} printed no State= field")
+        raise ScontrolError(f"scontrol show node {node} printed no State= field")
     reason = REASON.search(text)
     value = reason.group(1).strip() if reason else ""
     return NodeState(state.group(1), "" if value in ("(null)", "None") else value)
