@@ -12,6 +12,7 @@ from allreduce_doctor import __version__
 PLUGIN_COMMANDS = {
     "export": "allreduce_doctor.export.command",
     "fleet": "allreduce_doctor.fleet.command",
+    "healthcheck": "allreduce_doctor.healthcheck.command",
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
@@ -21,7 +22,8 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto",
                    help="which branch to walk; auto picks it from the ports' link layer (default)")
     p.add_argument("--snapshot", metavar="PATH", help="diagnose a bundle (directory or .tar.gz) instead of this node")
-    p.add_argument("--format", choices=("text", "json", "markdown"), help="report format (default: text)")
+    p.add_argument("--format", choices=("text", "json", "markdown", "prometheus", "npd"),
+                   help="report format (default: text); prometheus: metrics; npd: node-problem-detector's one line")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE",
                    help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")

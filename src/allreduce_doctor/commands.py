@@ -26,14 +26,10 @@ def session_from_args(args, interactive: bool = False):
         from allreduce_doctor.hosts.empty import EmptyHost
 
         host = EmptyHost()  # a ticket's pasted text, diagnosed on a laptop: no node to read
-    elif args.snapshot:
-        from allreduce_doctor.hosts.snapshot import SnapshotHost
-
-        host = SnapshotHost(args.snapshot)
     else:
-        from allreduce_doctor.hosts.live import LiveHost
+        from allreduce_doctor.hosts.select import open_host
 
-        host = LiveHost()
+        host = open_host(args.snapshot)
     if host.kind == "live" and not interactive:
         options.progress = stderr_progress()
     return Session(Doctor.load(), host, options)
@@ -45,8 +41,11 @@ def _wants_tui(args) -> bool:
 
 
 def cmd_diagnose(args) -> int:
+    import time
+
     from allreduce_doctor.report import render
 
+    started = time.monotonic()
     if _wants_tui(args):
         try:
             from allreduce_doctor.tui.app import run_app
@@ -54,13 +53,22 @@ def cmd_diagnose(args) -> int:
             run_app = None
         if run_app is not None:
             return run_app(lambda: session_from_args(args, interactive=True), args.snapshot or "this node")
-    data = session_from_args(args).diagnose().to_dict()
+    session = session_from_args(args)
+    data = session.diagnose().to_dict()
+    if args.format == "prometheus":  # the metrics carry port rates and run time, which the JSON does not
+        from allreduce_doctor.metrics.port_rates import attach_run
+
+        attach_run(data, session.observations, started)
     if args.export:  # diagnose and write the ticket document in one step
         from allreduce_doctor.export import render_export
 
         write_output(render_export(data, args.export), args.output)
     else:
         write_output(render(data, args.format or "text"), args.output)
+    if args.format == "npd":  # node-problem-detector reads 0 OK, 1 NonOK, anything else Unknown
+        from allreduce_doctor.metrics.npd import npd_exit
+
+        return npd_exit(data.get("verdict"))
     return verdict_exit(data.get("verdict"))
 
 

@@ -189,4 +189,12 @@ def render(d: dict, fmt: str) -> str:
         return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
     if fmt == "markdown":
         return render_markdown(d)
+    if fmt == "prometheus":
+        from allreduce_doctor.metrics.prometheus import render_prometheus
+
+        return render_prometheus(d)
+    if fmt == "npd":
+        from allreduce_doctor.metrics.npd import render_npd
+
+        return render_npd(d)
     return render_text(d)

@@ -30,6 +30,7 @@ class Options:
     evidence_report: dict | None = None  # what the pasted text gave, for the report
     bundle: str | None = None  # the bundle the host reads, as the user named it
     progress: Progress | None = None  # probe progress callback (the TUI's, or stderr's)
+    deadline: float | None = None  # time.monotonic() value: probes not started by then stay unknown
 
     def __post_init__(self) -> None:
         check_interval(self.interval)
@@ -66,7 +67,7 @@ class Session:
     def observe(self) -> Observations:
         """Run the probes the walk can need: the trunk's and the node's fabric branch's."""
         opts = self.options
-        runner = ProbeRunner(self.catalogue, self.host, opts.interval, opts.progress)
+        runner = ProbeRunner(self.catalogue, self.host, opts.interval, opts.progress, opts.deadline)
         given = Observations()
         given.add(self._answers_observation())
         for obs in opts.evidence:  # pasted evidence: decides like any observation

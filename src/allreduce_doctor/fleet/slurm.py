@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.scontrol import ScontrolError, scontrol
 
 JOB_ID = re.compile(r"\d+(?:_\d+)?(?:\+\d+)?")  # 1234, an array task 1234_7, a het component 1234+1
 NODELIST = re.compile(r"(?:^|\s)NodeList=(\S+)")
@@ -16,15 +17,10 @@ TIMEOUT = 30.0
 
 
 def _scontrol(host, job: str, args: list[str]) -> str:
-    result = host.run(["scontrol", *args], TIMEOUT, "fleet/scontrol")
-    if result.error == "not found":
-        raise DoctorError(f"--slurm-job {job}: scontrol is not on PATH (run it where Slurm's client tools are)")
-    if result.timed_out:
-        raise DoctorError(f"--slurm-job {job}: scontrol {' '.join(args)} timed out after {TIMEOUT:g}s")
-    if not result.ok:
-        words = " ".join((result.stderr or result.stdout or result.error).split()) or f"exit {result.rc}"
-        raise DoctorError(f"--slurm-job {job}: scontrol {' '.join(args)} failed: {words}")
-    return result.stdout
+    try:
+        return scontrol(host, args, TIMEOUT, "fleet/scontrol")
+    except ScontrolError as err:
+        raise DoctorError(f"--slurm-job {job}: {err}") from None
 
 
 def job_nodes(job: str, host=None) -> list[str]:

@@ -12,6 +12,9 @@ from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.enumerate import Enumerator, fill
 from allreduce_doctor.probes.spec import ProbeSpec
 
+# The reason of every probe a time budget left out (healthcheck --budget): unknown, never healthy.
+BUDGET_SPENT = "not run: the time budget was spent"
+
 
 class Outcome:
     """The result of one instance: a value or a failure (status + reason)."""
@@ -37,8 +40,10 @@ def _parse(parser: str, text: str, source: str) -> Outcome:
         return Outcome(None, ERROR, f"parse error: {err}", source)
 
 
-def run_instance(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
-    """Execute spec for one enumerated item (an empty dict when the probe does not fan out)."""
+def run_instance(spec: ProbeSpec, host: Host, item: dict, deadline: float | None = None) -> Outcome:
+    """Execute spec for one enumerated item (an empty dict when the probe does not fan out).
+
+    deadline (a time.monotonic() value): a command gets at most the time left until it."""
     try:
         if spec.kind == "file":
             path = fill(spec.path, item)
@@ -49,7 +54,7 @@ def run_instance(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
         if spec.kind == "glob":
             return _run_glob(spec, host, item)
         if spec.kind == "command":
-            return _run_command(spec, host, item)
+            return _run_command(spec, host, item, deadline)
         if spec.kind == "exists":
             paths = [fill(p, item) for p in spec.paths]
             present = [p for p in paths if host.glob(p)]
@@ -99,19 +104,25 @@ def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     return Outcome(values, OK, "", pattern)
 
 
-def _run_command(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
+def _run_command(spec: ProbeSpec, host: Host, item: dict, deadline: float | None) -> Outcome:
     argv = [fill(a, item) for a in spec.argv]
     source = " ".join(argv)
     tool = spec.requires_tool or argv[0]
     if host.which(tool) is None and not argv[0].startswith("/"):
         return Outcome(None, MISSING, f"{tool} is not installed (not on PATH)", source)
+    timeout = spec.timeout
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Outcome(None, MISSING, BUDGET_SPENT, source)
+        timeout = min(timeout, left)
     key = f"{spec.id}/{item.get('name', 'all')}"
-    res = host.run(argv, spec.timeout, key)
+    res = host.run(argv, timeout, key)
     if res.error:
         status = MISSING if res.error in ("not found", "not captured in the bundle") else ERROR
         return Outcome(None, status, f"{argv[0]}: {res.error}", source)
     if res.timed_out:
-        return Outcome(None, ERROR, f"timed out after {spec.timeout:g}s (killed)", source)
+        return Outcome(None, ERROR, f"timed out after {timeout:.3g}s (killed)", source)
     if res.rc != 0:
         first = (res.stderr.strip() or res.stdout.strip()).splitlines()[:1]
         detail = f": {first[0][:200]}" if first else ""
@@ -119,7 +130,8 @@ def _run_command(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     return _parse(spec.parser, res.stdout, source)
 
 
-def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator) -> tuple[Observation, list[tuple[dict, Outcome]]]:
+def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator,
+              deadline: float | None = None) -> tuple[Observation, list[tuple[dict, Outcome]]]:
     """One sample of a probe: the Observation plus the per-instance outcomes (for rates)."""
     start = time.monotonic()
     if spec.requires_path and not host.glob(spec.requires_path):
@@ -127,7 +139,7 @@ def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator) -> tuple[Observatio
                           spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
         return obs, []
     if not spec.foreach:
-        out = run_instance(spec, host, {})
+        out = run_instance(spec, host, {}, deadline)
         obs = Observation(spec.provides, out.value, out.status, out.source, out.reason, spec.id)
         obs.duration = round(time.monotonic() - start, 4)
         return obs, [({}, out)]
@@ -136,7 +148,7 @@ def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator) -> tuple[Observatio
         title = enum.specs[spec.foreach].title or spec.foreach
         obs = Observation(spec.provides, [], NOT_APPLICABLE, "", f"no {title} found", spec.id)
         return obs, []
-    outcomes = [(item, run_instance(spec, host, item)) for item in items]
+    outcomes = [(item, run_instance(spec, host, item, deadline)) for item in items]
     obs = Observation(spec.provides, [instance_record(item, out) for item, out in outcomes],
                       OK, _template(spec), "", spec.id)
     good = [o for _, o in outcomes if o.status == OK]

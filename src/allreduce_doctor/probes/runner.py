@@ -7,6 +7,7 @@ computed last, from other facts, in dependency order.
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -16,7 +17,7 @@ from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
 from allreduce_doctor.probes.derive import DERIVATIONS
 from allreduce_doctor.probes.enumerate import Enumerator
-from allreduce_doctor.probes.execute import instance_record, run_probe
+from allreduce_doctor.probes.execute import BUDGET_SPENT, instance_record, run_probe
 from allreduce_doctor.probes.spec import Catalogue, ProbeSpec
 
 # progress(event, probe_id, detail): events "start", "done", "wait" (detail = seconds), "sample"
@@ -40,13 +41,21 @@ def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
 
 
 class ProbeRunner:
+    """deadline (a time.monotonic() value, or None): a probe not started before it is missing with
+    the reason BUDGET_SPENT, and each command's timeout is capped at the time left."""
+
     def __init__(self, catalogue: Catalogue, host: Host, interval: float = DEFAULT_INTERVAL,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, deadline: float | None = None) -> None:
         self.catalogue = catalogue
         self.host = host
         self.interval = interval
         self.progress = progress or (lambda *_: None)
+        self.deadline = deadline
         self.enum = Enumerator(host, catalogue.enumerators)
+
+    def _spent(self, wait: float = 0.0) -> bool:
+        """Whether the budget is spent (or would be, after waiting `wait` seconds)."""
+        return self.deadline is not None and time.monotonic() + wait >= self.deadline
 
     def run(self, facts: set[str] | None = None, known: Observations | None = None) -> Observations:
         """Observe `facts` (all when None); facts already in `known` are not probed again."""
@@ -68,7 +77,11 @@ class ProbeRunner:
             result.add(obs)
             first[spec.id] = outcomes
         sampled = [s for s in direct if s.sampled and result.get(s.provides).status == OK]
-        if sampled:
+        # A bundle steps to its recorded sample at once; a live node waits the interval.
+        if sampled and self._spent(0.0 if self.host.kind == "snapshot" else self.interval):
+            for spec in sampled:  # one sample gives no rate: unknown, as if never run
+                result.add(Observation(spec.provides, None, MISSING, "", BUDGET_SPENT, spec.id))
+        elif sampled:
             self._second_sample(sampled, first, result)
         for spec in _derive_order(derived):
             result.add(self._derive(spec, result))
@@ -87,6 +100,10 @@ class ProbeRunner:
 
     def _one(self, spec: ProbeSpec):
         self.progress("start", spec.id, "")
+        if self._spent():
+            obs = Observation(spec.provides, None, MISSING, "", BUDGET_SPENT, spec.id)
+            self.progress("done", spec.id, obs.status)
+            return obs, []
         if self.host.kind == "evidence":  # no node was read: its facts are unknown, not absent
             obs = Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
             self.progress("done", spec.id, obs.status)
@@ -96,7 +113,7 @@ class ProbeRunner:
             obs.fact, obs.probe = spec.provides, spec.id
             outcomes: list = []
         else:
-            obs, outcomes = run_probe(spec, self.host, self.enum)
+            obs, outcomes = run_probe(spec, self.host, self.enum, self.deadline)
         self.progress("done", spec.id, obs.status)
         return obs, outcomes
 

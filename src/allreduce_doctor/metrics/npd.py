@@ -1,0 +1,38 @@
+"""node-problem-detector's custom plugin protocol: one line on stdout and an exit status.
+
+kubernetes/node-problem-detector pkg/custompluginmonitor/plugin/plugin.go: exit 0 is OK, 1 is
+NonOK, any other status is Unknown; stdout is trimmed and cut at max_output_length (default 80,
+pkg/custompluginmonitor/types/config.go), so the cause comes first.
+"""
+
+from __future__ import annotations
+
+from allreduce_doctor.metrics.nhc import finding_detail
+
+NPD_OK, NPD_NON_OK, NPD_UNKNOWN = 0, 1, 2
+NPD_EXIT = {"healthy": NPD_OK, "fault": NPD_NON_OK, "inconclusive": NPD_UNKNOWN}
+MAX_OUTPUT_LENGTH = 80
+
+
+def npd_exit(verdict: str | None, strict: bool = False) -> int:
+    if strict and verdict == "inconclusive":
+        return NPD_NON_OK
+    return NPD_EXIT.get(verdict or "", NPD_UNKNOWN)
+
+
+def render_npd(d: dict) -> str:
+    verdict = d.get("verdict")
+    findings = d.get("findings") or []
+    if findings:
+        first = findings[0]
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        message = f"{first.get('cause')}{more}: {finding_detail(first)}"
+    elif verdict == "healthy":
+        message = "nothing found on this node"
+    else:
+        unknown = (d.get("inconclusive") or [{}])[0]
+        message = f"inconclusive: {unknown.get('node', '?')}: {unknown.get('reason', '')}"
+    message = " ".join(message.split())
+    if len(message) > MAX_OUTPUT_LENGTH:
+        message = message[: MAX_OUTPUT_LENGTH - 3] + "..."
+    return message + "\n"
