@@ -1,5 +1,10 @@
 """Run a set of probes on a Host: sample 0 in parallel, wait, sample counters again, derive.
 
+The instances of every probe (one per interface, port, GPU) run in one bounded thread pool, so a
+tool that hangs on every interface costs about one timeout, not one per interface. A `deadline`
+(a time.monotonic() value) bounds the whole run: what has not started by then is missing, and
+each command's timeout is cut to the time left.
+
 Counter probes (`sampled: true`) are read twice, `interval` seconds apart; their records carry
 `values` (the second sample), `delta`, `rate` (per second) and `saturated`. Derived facts are
 computed last, from other facts, in dependency order.
@@ -7,7 +12,9 @@ computed last, from other facts, in dependency order.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from allreduce_doctor.hosts.base import Host
@@ -16,13 +23,13 @@ from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
 from allreduce_doctor.probes.derive import DERIVATIONS
 from allreduce_doctor.probes.enumerate import Enumerator
-from allreduce_doctor.probes.execute import instance_record, run_probe
+from allreduce_doctor.probes.execute import NOT_RUN, Outcome, assemble, instance_record, prepare, run_instance
 from allreduce_doctor.probes.spec import Catalogue, ProbeSpec
 
 # progress(event, probe_id, detail): events "start", "done", "wait" (detail = seconds), "sample"
 Progress = Callable[[str, str, str], None]
 DEFAULT_INTERVAL = 1.0
-WORKERS = 8
+WORKERS = 12  # concurrent probe instances: commands are mostly waiting, each is a process
 
 
 def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
@@ -41,10 +48,11 @@ def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
 
 class ProbeRunner:
     def __init__(self, catalogue: Catalogue, host: Host, interval: float = DEFAULT_INTERVAL,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, deadline: float | None = None) -> None:
         self.catalogue = catalogue
         self.host = host
         self.interval = interval
+        self.deadline = deadline
         self.progress = progress or (lambda *_: None)
         self.enum = Enumerator(host, catalogue.enumerators)
 
@@ -74,31 +82,36 @@ class ProbeRunner:
             result.add(self._derive(spec, result))
         return result
 
-    # -- sample 0 -----------------------------------------------------------------------
+    # -- one sample of many probes ------------------------------------------------------
     def _parallel(self, specs: list[ProbeSpec]):
-        for spec in specs:  # enumerate up front, so threads only read the cache
-            if spec.foreach:
-                self.enum.items(spec.foreach)
+        """Every instance of every probe in one bounded pool; (spec, obs, outcomes) in spec order."""
+        prepared = [(spec, self._prepare(spec)) for spec in specs]  # enumeration stays on this thread
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            futures = [(spec, pool.submit(self._one, spec)) for spec in specs]
-            for spec, fut in futures:
-                obs, outcomes = fut.result()
-                yield spec, obs, outcomes
+            runs = [(spec, _ProbeRun(self, spec, items, pool)) for spec, items in prepared
+                    if not isinstance(items, Observation)]
+            done = {spec.id: run.result() for spec, run in runs}
+        for spec, items in prepared:
+            if isinstance(items, Observation):
+                yield spec, items, []
+            else:
+                yield (spec, *done[spec.id])
 
-    def _one(self, spec: ProbeSpec):
-        self.progress("start", spec.id, "")
+    def _prepare(self, spec: ProbeSpec) -> Observation | list[dict]:
         if self.host.kind == "evidence":  # no node was read: its facts are unknown, not absent
-            obs = Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
-            self.progress("done", spec.id, obs.status)
-            return obs, []
+            return Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
         if spec.kind == "builtin":
-            obs = BUILTINS[spec.builtin](self.host)
-            obs.fact, obs.probe = spec.provides, spec.id
-            outcomes: list = []
-        else:
-            obs, outcomes = run_probe(spec, self.host, self.enum)
-        self.progress("done", spec.id, obs.status)
-        return obs, outcomes
+            return [{}]
+        return prepare(spec, self.host, self.enum)
+
+    def _instance(self, spec: ProbeSpec, item: dict):
+        """One instance: an Outcome, or for a builtin its Observation."""
+        if spec.kind != "builtin":
+            return run_instance(spec, self.host, item, self.deadline)
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return Observation(spec.provides, None, MISSING, "", NOT_RUN, spec.id)
+        obs = BUILTINS[spec.builtin](self.host)
+        obs.fact, obs.probe = spec.provides, spec.id
+        return obs
 
     # -- sample 1 -----------------------------------------------------------------------
     def _second_sample(self, specs: list[ProbeSpec], first: dict, result: Observations) -> None:
@@ -136,6 +149,55 @@ class ProbeRunner:
         obs.fact, obs.probe = spec.provides, spec.id
         obs.source = obs.source or "derived from " + ", ".join(spec.inputs)
         return obs
+
+
+class _ProbeRun:
+    """The instances of one probe submitted to the pool; the last one to finish assembles the
+    Observation and reports the probe done, so progress follows completion, not submission."""
+
+    def __init__(self, runner: ProbeRunner, spec: ProbeSpec, items: list[dict], pool: ThreadPoolExecutor) -> None:
+        self.runner, self.spec, self.items = runner, spec, items
+        self.lock = threading.Lock()
+        self.left = len(items)
+        self.started: float | None = None
+        self.results: list = [None] * len(items)
+        self.error: BaseException | None = None
+        self.finished: Future = Future()
+        for index, item in enumerate(items):
+            pool.submit(self._one, index, item)
+
+    def _one(self, index: int, item: dict) -> None:
+        with self.lock:
+            first, self.started = self.started is None, self.started or time.monotonic()
+        try:
+            if first:
+                self.runner.progress("start", self.spec.id, "")
+            self.results[index] = self.runner._instance(self.spec, item)
+        except BaseException as err:  # noqa: BLE001 - raised again by result(), on the caller's thread
+            self.error = self.error or err
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self._finish()
+
+    def _finish(self) -> None:
+        try:
+            if self.error is not None:
+                raise self.error
+            if self.spec.kind == "builtin":
+                obs, outcomes = self.results[0], []
+            else:
+                outcomes = list(zip(self.items, self.results))
+                obs = assemble(self.spec, outcomes, time.monotonic() - (self.started or time.monotonic()))
+            self.runner.progress("done", self.spec.id, obs.status)
+        except BaseException as err:  # noqa: BLE001 - the caller's thread raises it
+            self.finished.set_exception(err)
+            return
+        self.finished.set_result((obs, outcomes))
+
+    def result(self) -> tuple[Observation, list[tuple[dict, Outcome]]]:
+        return self.finished.result()
 
 
 def _counter_group(spec: ProbeSpec) -> str:
