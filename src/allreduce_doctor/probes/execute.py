@@ -86,6 +86,11 @@ def _run_files(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     return Outcome(record, OK, "", fill(next(iter(spec.fields.values())).path, item))
 
 
+# drivers/infiniband/core/sysfs.c show_pma_counter(): a device without a PMA (iWARP, older
+# kernels) prints this in every counters/ file. The counter is unavailable (None), not unreadable.
+NO_PMA = "N/A (no PMA)"
+
+
 def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     pattern = fill(spec.pattern, item)
     paths = host.glob(pattern)
@@ -98,6 +103,9 @@ def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
             continue
         res = host.read(path)
         if not res.ok:
+            continue
+        if (res.text or "").strip() == NO_PMA:
+            values[name] = None
             continue
         out = _parse(spec.parser, res.text or "", path)
         if out.status == OK:
