@@ -26,7 +26,7 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
-from allreduce_doctor.hosts.redact import filter_env, redact_text
+from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
 MAX_OUTPUT_BYTES = 8 << 20  # stdout + stderr of one command; reading stops there and the group is killed
 # Config files that may carry credentials next to NCCL settings are redacted on read.
@@ -66,6 +66,8 @@ class LiveHost:
         text = data.decode("utf-8", errors="replace")
         if path in REDACTED_FILES or path.endswith("/.nccl.conf"):
             text = redact_text(text)
+        elif path == "/proc/cmdline":
+            text = keep_cmdline(text)
         return FileResult(path, FILE_OK, text=text)
 
     def glob(self, pattern: str) -> list[str]:
@@ -107,7 +109,7 @@ class LiveHost:
                 ProcessInfo(
                     pid=proc.info["pid"],
                     name=proc.info["name"] or "",
-                    cmdline=[_redact_arg(a) for a in (proc.info["cmdline"] or [])][:64],
+                    cmdline=redact_argv(proc.info["cmdline"] or [])[:64],
                     env=filter_env(env),
                     maps_nccl=maps_nccl,
                     env_readable=readable,
@@ -137,15 +139,6 @@ def _maps_nccl(pid: int) -> bool:
             return b"libnccl" in fh.read(32 << 20)
     except OSError:
         return False
-
-
-def _redact_arg(arg: str) -> str:
-    from allreduce_doctor.hosts.redact import redact_value
-
-    if "=" in arg:
-        name, _, value = arg.partition("=")
-        return f"{name}={redact_value(name.lstrip('-'), value)}"
-    return redact_value("", arg)
 
 
 # --- running a command: bounded output, bounded time, nothing left behind ----------------------
