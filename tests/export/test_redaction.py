@@ -7,7 +7,7 @@ import json
 import pytest
 
 from allreduce_doctor.export import FORMATS, render_export
-from allreduce_doctor.export.redaction import redact_diagnosis
+from allreduce_doctor.redact import redact_diagnosis
 from tests.export.goldens import stored_diagnosis
 from tests.export.hostile import GITHUB_TOKEN, SLACK_TOKEN, planted_secrets_diagnosis
 

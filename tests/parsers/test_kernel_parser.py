@@ -23,8 +23,9 @@ def test_cmdline_iommu_pt(fixture_text):
         ("ro intel_iommu=on,sm_on", "on", False),
         ("ro amd_iommu=off", "off", False),
         ("ro intel_iommu=on iommu.passthrough=1", "pt", True),
-        ("ro quiet splash", None, False),
-        ('root=UUID=abc ro console="ttyS0,115200"', None, False),
+        ("ro quiet splash", "default", False),
+        ('root=UUID=abc ro console="ttyS0,115200"', "default", False),
+        ("ro intel_iommu=igfx_off", None, False),
     ],
 )
 def test_cmdline_iommu_modes(text, mode, passthrough):

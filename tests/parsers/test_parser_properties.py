@@ -53,6 +53,12 @@ FIXTURE_PARSERS = {
     "sysfs-class-infiniband-cx7-ndr-ib-port.txt": None,
     "sysfs-infiniband-link_downed-all-devices.txt": None,
     "syslog-ib-link-flapping.txt": "dmesg_lines",
+    "ibstat-ports-line.txt": "ibstat",
+    "proc-cmdline-no-iommu-arch.txt": "proc_cmdline",
+    # outside samples read by test_outside_samples.py: a failure message, a sysfs value, a listing
+    "ethtool-S-node_exporter-error.txt": None,
+    "sysfs-counter-no-pma.txt": None,
+    "sysfs-class-net-with-bonding_masters.txt": None,
 }
 
 # Parsers that read markers and tokens, not columns or indentation: a web copy that collapsed

@@ -16,7 +16,7 @@ from typing import Any
 from allreduce_doctor.report import short
 
 from . import extract
-from .redaction import RULES, redact_diagnosis
+from allreduce_doctor.redact import RULES, redact_diagnosis
 
 TITLE_MAX = 255
 RAW_MIN = 120  # an observed value longer than this (as JSON) is also shown raw, folded

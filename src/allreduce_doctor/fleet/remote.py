@@ -23,8 +23,8 @@ import os
 import sys
 
 from allreduce_doctor.hosts.base import ProcessInfo
-from allreduce_doctor.hosts.live import LiveHost, _redact_arg
-from allreduce_doctor.hosts.redact import filter_env
+from allreduce_doctor.hosts.live import LiveHost
+from allreduce_doctor.redact import filter_env, redact_argv
 
 BEGIN = "ALLREDUCE-DOCTOR-BUNDLE"
 END = "ALLREDUCE-DOCTOR-END"
@@ -66,7 +66,7 @@ class NodeHost(LiveHost):
             argv = [a for a in (cmdline.text or "").split("\0") if a] if cmdline.ok else []
             comm = self.read(f"{entry}/comm")
             found.append(ProcessInfo(pid=int(pid), name=(comm.text or "").strip() if comm.ok else "",
-                                     cmdline=[_redact_arg(a) for a in argv][:64], env=filter_env(env),
+                                     cmdline=redact_argv(argv)[:64], env=filter_env(env),
                                      maps_nccl=maps_nccl, env_readable=environ.ok))
         return found
 

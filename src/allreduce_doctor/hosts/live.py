@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import glob as globmod
+import itertools
 import os
+import selectors
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from allreduce_doctor.hosts.base import (
@@ -22,9 +26,9 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
-from allreduce_doctor.hosts.redact import filter_env, redact_text
+from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
-MAX_OUTPUT_BYTES = 8 << 20  # a runaway command cannot fill memory
+MAX_OUTPUT_BYTES = 8 << 20  # stdout + stderr of one command; reading stops there and the group is killed
 # Config files that may carry credentials next to NCCL settings are redacted on read.
 REDACTED_FILES = ("/etc/nccl.conf",)
 
@@ -62,6 +66,8 @@ class LiveHost:
         text = data.decode("utf-8", errors="replace")
         if path in REDACTED_FILES or path.endswith("/.nccl.conf"):
             text = redact_text(text)
+        elif path == "/proc/cmdline":
+            text = keep_cmdline(text)
         return FileResult(path, FILE_OK, text=text)
 
     def glob(self, pattern: str) -> list[str]:
@@ -79,41 +85,7 @@ class LiveHost:
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
         if not isinstance(argv, (list, tuple)) or not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError("argv must be a non-empty list of strings")
-        start = time.monotonic()
-        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "LC_ALL": "C", "LANG": "C"}
-        try:
-            proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # own process group: killed whole at the timeout
-                env=env,
-            )
-        except FileNotFoundError:
-            return CommandResult(list(argv), None, error="not found", duration=time.monotonic() - start)
-        except PermissionError:
-            return CommandResult(list(argv), None, error="permission denied", duration=time.monotonic() - start)
-        except OSError as err:
-            return CommandResult(list(argv), None, error=str(err), duration=time.monotonic() - start)
-        timed_out = False
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            try:
-                out, err = proc.communicate(timeout=2)
-            except subprocess.TimeoutExpired:  # a grandchild holds the pipe open
-                out, err = b"", b""
-        return CommandResult(
-            argv=list(argv),
-            rc=None if timed_out else proc.returncode,
-            stdout=out[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace"),
-            stderr=err[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace"),
-            duration=round(time.monotonic() - start, 4),
-            timed_out=timed_out,
-        )
+        return run_bounded(list(argv), timeout)
 
     # --- processes --------------------------------------------------------------------
     def processes(self) -> list[ProcessInfo]:
@@ -137,7 +109,7 @@ class LiveHost:
                 ProcessInfo(
                     pid=proc.info["pid"],
                     name=proc.info["name"] or "",
-                    cmdline=[_redact_arg(a) for a in (proc.info["cmdline"] or [])][:64],
+                    cmdline=redact_argv(proc.info["cmdline"] or [])[:64],
                     env=filter_env(env),
                     maps_nccl=maps_nccl,
                     env_readable=readable,
@@ -161,13 +133,6 @@ class LiveHost:
         self._sample_time = time.monotonic()
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
 def _maps_nccl(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/maps", "rb") as fh:
@@ -176,10 +141,197 @@ def _maps_nccl(pid: int) -> bool:
         return False
 
 
-def _redact_arg(arg: str) -> str:
-    from allreduce_doctor.hosts.redact import redact_value
+# --- running a command: bounded output, bounded time, nothing left behind ----------------------
+_READ_CHUNK = 1 << 16
+_POLL_SECONDS = 0.05  # how often a command whose pipes stay open is checked for having exited
+_SWEEP_SECONDS = 1.0  # how long leftovers are chased after a command ends
+# Every process a command starts inherits this variable, so an orphan that left the process group
+# (setsid) is still known as this command's when it is reparented to us.
+RUN_TAG = "ALLREDUCE_DOCTOR_RUN"
+# From include/uapi/linux/prctl.h (Linux >= 3.4): orphaned descendants are reparented to the
+# nearest "child subreaper" ancestor instead of init, so we can find and kill them (prctl(2)).
+PR_SET_CHILD_SUBREAPER = 36
+_tags = itertools.count(1)
+_running: set[int] = set()  # pids of commands still running: never swept as leftovers
+_running_lock = threading.Lock()
+_subreaper: bool | None = None
 
-    if "=" in arg:
-        name, _, value = arg.partition("=")
-        return f"{name}={redact_value(name.lstrip('-'), value)}"
-    return redact_value("", arg)
+
+def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES) -> CommandResult:
+    """Run argv with at most `cap` bytes of output and `timeout` seconds; kill every leftover."""
+    start = time.monotonic()
+    become_subreaper()
+    tag = f"{os.getpid()}-{next(_tags)}"
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "LC_ALL": "C", "LANG": "C",
+           RUN_TAG: tag}
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # own process group: killed whole at the end
+            env=env,
+        )
+    except FileNotFoundError:
+        return CommandResult(argv, None, error="not found", duration=time.monotonic() - start)
+    except PermissionError:
+        return CommandResult(argv, None, error="permission denied", duration=time.monotonic() - start)
+    except OSError as err:
+        return CommandResult(argv, None, error=str(err), duration=time.monotonic() - start)
+    with _running_lock:
+        _running.add(proc.pid)
+    try:
+        out, err, over, timed_out = _read_bounded(proc, start + timeout, cap, tag)
+    finally:
+        _sweep(proc, tag)
+        with _running_lock:
+            _running.discard(proc.pid)
+        proc.stdout.close()
+        proc.stderr.close()
+    return CommandResult(
+        argv=argv,
+        rc=None if timed_out or over else proc.returncode,
+        stdout=out.decode("utf-8", errors="replace"),
+        stderr=err.decode("utf-8", errors="replace"),
+        duration=round(time.monotonic() - start, 4),
+        timed_out=timed_out,
+        error=f"output over {cap / (1 << 20):g} MiB (stopped reading, killed)" if over else "",
+    )
+
+
+def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str):
+    """Read both pipes as data arrives until EOF, the cap or the deadline: (out, err, over, timed_out)."""
+    buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    size = 0
+    swept = False
+    with selectors.DefaultSelector() as sel:
+        for fd in buffers:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), False, True
+            events = sel.select(min(left, _POLL_SECONDS))
+            for key, _ in events:
+                data = os.read(key.fd, _READ_CHUNK)
+                if not data:
+                    sel.unregister(key.fd)
+                    continue
+                size += len(data)
+                buffers[key.fd] += data[: max(0, len(data) - (size - cap))] if size > cap else data
+                if size > cap:
+                    return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), True, False
+            if not events and not swept and proc.poll() is not None:
+                _sweep(proc, tag)  # the command is done; a leftover holds the pipes open
+                swept = True
+    out, err = bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()])
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0))
+    except subprocess.TimeoutExpired:
+        return out, err, False, True
+    return out, err, False, False
+
+
+def become_subreaper() -> bool:
+    """Ask the kernel to reparent our orphaned descendants to us (once per process)."""
+    global _subreaper
+    if _subreaper is None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):  # not Linux, or no prctl
+            _subreaper = False
+    return _subreaper
+
+
+def _sweep(proc: subprocess.Popen, tag: str) -> None:
+    """Kill what the command left: its process group, and the orphans that carry its tag."""
+    end = time.monotonic() + _SWEEP_SECONDS
+    group = True
+    killed: set[int] = set()
+    while True:
+        if proc.returncode is None:
+            try:
+                proc.wait(timeout=0 if group else 0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        if group:
+            group = _signal_group(proc.pid, signal.SIGKILL)
+        with _running_lock:
+            busy = set(_running) - {proc.pid}
+        for pid in _children_of(os.getpid()):
+            if pid in busy or pid == proc.pid or pid in killed:
+                continue
+            stat = _stat(pid)
+            if stat is not None and (stat[1] == proc.pid or _tagged(pid, tag)):
+                _kill(pid)
+                killed.add(pid)
+        killed = {pid for pid in killed if not _reaped(pid)}
+        if (not group and not killed and proc.returncode is not None) or time.monotonic() > end:
+            return
+        time.sleep(0.01)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Signal a process group; False once the group is gone."""
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a setuid member: the rest of the group was still signalled
+        return True
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
+
+
+def _children_of(pid: int) -> list[int]:
+    """Direct children: /proc/PID/task/*/children (CONFIG_PROC_CHILDREN), else a /proc scan."""
+    files = globmod.glob(f"/proc/{pid}/task/*/children")
+    if files:
+        kids: list[int] = []
+        for name in files:
+            try:
+                with open(name, "rb") as fh:
+                    kids += [int(tok) for tok in fh.read().split()]
+            except OSError:
+                continue
+        return kids
+    found = []
+    for entry in globmod.glob("/proc/[0-9]*"):
+        other = int(entry.rsplit("/", 1)[-1])
+        stat = _stat(other)
+        if stat is not None and stat[0] == pid:
+            found.append(other)
+    return found
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(ppid, pgid) from /proc/PID/stat (proc(5): fields 4 and 5, after the parenthesised name)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _tagged(pid: int, tag: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return f"{RUN_TAG}={tag}".encode() in fh.read(1 << 20).split(b"\0")
+    except OSError:
+        return False

@@ -9,6 +9,11 @@ from allreduce_doctor.domain import ETH_DROP_AND_ERROR
 from allreduce_doctor.parsers import parser
 from allreduce_doctor.parsers._util import fail, kv, lines, require, to_int
 
+# ethtool -S prints each statistic as "     name: value" (ethtool.c, dump_stats); a line named
+# ERROR or WARNING is a message (node_exporter's fixture of a failing ethtool is "ERROR: 1").
+_MESSAGES = frozenset({"error", "warning"})
+
+
 @parser("ethtool_stats")
 def parse_ethtool_stats(text: str) -> dict:
     """`name: value` lines -> {name: int}; headers, prompts and prose are skipped.
@@ -20,7 +25,7 @@ def parse_ethtool_stats(text: str) -> dict:
         name, sep, raw = line.rpartition(":")
         name = name.strip()
         value = to_int(raw) if sep else None
-        if value is not None and name and not name.startswith("#"):
+        if value is not None and name and not name.startswith("#") and name.lower() not in _MESSAGES:
             stats[name] = value
     if not stats:
         raise fail(what, text)

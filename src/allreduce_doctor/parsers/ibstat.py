@@ -81,6 +81,8 @@ def parse_ibstat(text: str) -> dict:
             port[field] = _value(field, raw)
         else:
             field = _DEVICE_KEYS.get(key, snake(key))
+            if field == "ports":  # the table built from the Port N: blocks; never a line's value
+                continue
             device[field] = _value(field, raw)
     if not devices and not errors:
         raise fail(what, text)

@@ -14,7 +14,10 @@ _IOMMU_KEYS = ("iommu", "intel_iommu", "amd_iommu")
 
 def _iommu(args: dict) -> tuple[str | None, bool]:
     """pt when passthrough is asked for (iommu=pt or iommu.passthrough=1), else off/on from
-    iommu=, intel_iommu=, amd_iommu= (comma lists like 'on,sm_on'), else None."""
+    iommu=, intel_iommu=, amd_iommu= (comma lists like 'on,sm_on'); "default" when the command
+    line names no IOMMU parameter at all (the kernel's build default applies: CONFIG_INTEL_IOMMU_DEFAULT_ON,
+    CONFIG_IOMMU_DEFAULT_PASSTHROUGH; Documentation/admin-guide/kernel-parameters.txt); None when
+    a parameter is there but says none of these."""
     words = set()
     for key in _IOMMU_KEYS:
         value = args.get(key)
@@ -27,6 +30,8 @@ def _iommu(args: dict) -> tuple[str | None, bool]:
         return "off", False
     if words & {"on", "force", "sm_on"}:
         return "on", False
+    if not any(key in args for key in (*_IOMMU_KEYS, "iommu.passthrough", "iommu.strict")):
+        return "default", False
     return None, False
 
 

@@ -14,6 +14,9 @@ from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.probes.spec import EnumeratorSpec
 
 _VAR = re.compile(r"\{(\w+)\}")
+# Files the kernel puts beside the interfaces in /sys/class/net: drivers/net/bonding/bond_sysfs.c
+# creates the class attribute "bonding_masters" there when the bonding module is loaded.
+_NET_CLASS_FILES = frozenset({"/sys/class/net/bonding_masters"})
 
 
 def fill(template: str, item: dict) -> str:
@@ -36,6 +39,8 @@ def glob_named(host: Host, pattern: str, item: dict | None = None) -> list[dict]
     regex = _pattern_regex(known)
     found = []
     for path in host.glob(_VAR.sub("*", known)):
+        if path in _NET_CLASS_FILES:
+            continue
         m = regex.match(path)
         if m:
             found.append({**m.groupdict(), "_path": path})

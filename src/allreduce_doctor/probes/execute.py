@@ -12,9 +12,6 @@ from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.enumerate import Enumerator, fill
 from allreduce_doctor.probes.spec import ProbeSpec
 
-# The reason of every probe a time budget left out (healthcheck --budget): unknown, never healthy.
-BUDGET_SPENT = "not run: the time budget was spent"
-
 
 class Outcome:
     """The result of one instance: a value or a failure (status + reason)."""
@@ -40,10 +37,16 @@ def _parse(parser: str, text: str, source: str) -> Outcome:
         return Outcome(None, ERROR, f"parse error: {err}", source)
 
 
+NOT_RUN = "not run: the time budget was spent"
+
+
 def run_instance(spec: ProbeSpec, host: Host, item: dict, deadline: float | None = None) -> Outcome:
     """Execute spec for one enumerated item (an empty dict when the probe does not fan out).
 
-    deadline (a time.monotonic() value): a command gets at most the time left until it."""
+    `deadline` (a time.monotonic() value) ends the budget: an instance not started before it is
+    missing, and a command's timeout is cut to the time left."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return Outcome(None, MISSING, NOT_RUN, _template(spec))
     try:
         if spec.kind == "file":
             path = fill(spec.path, item)
@@ -83,6 +86,11 @@ def _run_files(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     return Outcome(record, OK, "", fill(next(iter(spec.fields.values())).path, item))
 
 
+# drivers/infiniband/core/sysfs.c show_pma_counter(): a device without a PMA (iWARP, older
+# kernels) prints this in every counters/ file. The counter is unavailable (None), not unreadable.
+NO_PMA = "N/A (no PMA)"
+
+
 def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     pattern = fill(spec.pattern, item)
     paths = host.glob(pattern)
@@ -95,6 +103,9 @@ def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
             continue
         res = host.read(path)
         if not res.ok:
+            continue
+        if (res.text or "").strip() == NO_PMA:
+            values[name] = None
             continue
         out = _parse(spec.parser, res.text or "", path)
         if out.status == OK:
@@ -110,13 +121,8 @@ def _run_command(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
     tool = spec.requires_tool or argv[0]
     if host.which(tool) is None and not argv[0].startswith("/"):
         return Outcome(None, MISSING, f"{tool} is not installed (not on PATH)", source)
-    timeout = spec.timeout
-    if deadline is not None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return Outcome(None, MISSING, BUDGET_SPENT, source)
-        timeout = min(timeout, left)
     key = f"{spec.id}/{item.get('name', 'all')}"
+    timeout = spec.timeout if deadline is None else max(min(spec.timeout, deadline - time.monotonic()), 0.001)
     res = host.run(argv, timeout, key)
     if res.error:
         status = MISSING if res.error in ("not found", "not captured in the bundle") else ERROR
@@ -130,33 +136,46 @@ def _run_command(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
     return _parse(spec.parser, res.stdout, source)
 
 
-def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator,
-              deadline: float | None = None) -> tuple[Observation, list[tuple[dict, Outcome]]]:
-    """One sample of a probe: the Observation plus the per-instance outcomes (for rates)."""
-    start = time.monotonic()
+def prepare(spec: ProbeSpec, host: Host, enum: Enumerator) -> Observation | list[dict]:
+    """The items a probe runs over ([{}] when it does not fan out), or the Observation that ends
+    it before any instance runs (its required path absent, nothing to fan out over)."""
     if spec.requires_path and not host.glob(spec.requires_path):
-        obs = Observation(spec.provides, [] if spec.foreach else None, NOT_APPLICABLE,
-                          spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
-        return obs, []
+        return Observation(spec.provides, [] if spec.foreach else None, NOT_APPLICABLE,
+                           spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
     if not spec.foreach:
-        out = run_instance(spec, host, {}, deadline)
-        obs = Observation(spec.provides, out.value, out.status, out.source, out.reason, spec.id)
-        obs.duration = round(time.monotonic() - start, 4)
-        return obs, [({}, out)]
+        return [{}]
     items = enum.items(spec.foreach)
     if not items:
         title = enum.specs[spec.foreach].title or spec.foreach
-        obs = Observation(spec.provides, [], NOT_APPLICABLE, "", f"no {title} found", spec.id)
-        return obs, []
-    outcomes = [(item, run_instance(spec, host, item, deadline)) for item in items]
-    obs = Observation(spec.provides, [instance_record(item, out) for item, out in outcomes],
-                      OK, _template(spec), "", spec.id)
-    good = [o for _, o in outcomes if o.status == OK]
-    if not good:
-        first = outcomes[0][1]
-        obs.status, obs.reason = first.status, first.reason
-    obs.duration = round(time.monotonic() - start, 4)
-    return obs, outcomes
+        return Observation(spec.provides, [], NOT_APPLICABLE, "", f"no {title} found", spec.id)
+    return items
+
+
+def assemble(spec: ProbeSpec, outcomes: list[tuple[dict, Outcome]], duration: float) -> Observation:
+    """One Observation from the outcomes of a probe's instances (in enumeration order)."""
+    if not spec.foreach:
+        out = outcomes[0][1]
+        obs = Observation(spec.provides, out.value, out.status, out.source, out.reason, spec.id)
+    else:
+        obs = Observation(spec.provides, [instance_record(item, out) for item, out in outcomes],
+                          OK, _template(spec), "", spec.id)
+        if not any(o.status == OK for _, o in outcomes):
+            first = outcomes[0][1]
+            obs.status, obs.reason = first.status, first.reason
+    obs.duration = round(duration, 4)
+    return obs
+
+
+def run_probe(spec: ProbeSpec, host: Host, enum: Enumerator,
+              deadline: float | None = None) -> tuple[Observation, list[tuple[dict, Outcome]]]:
+    """One sample of a probe, instances one after another: the Observation plus the per-instance
+    outcomes (for rates). ProbeRunner runs the instances of many probes concurrently instead."""
+    start = time.monotonic()
+    prepared = prepare(spec, host, enum)
+    if isinstance(prepared, Observation):
+        return prepared, []
+    outcomes = [(item, run_instance(spec, host, item, deadline)) for item in prepared]
+    return assemble(spec, outcomes, time.monotonic() - start), outcomes
 
 
 def instance_record(item: dict, out: Outcome, key: str = "") -> dict:

@@ -1,5 +1,10 @@
 """Run a set of probes on a Host: sample 0 in parallel, wait, sample counters again, derive.
 
+The instances of every probe (one per interface, port, GPU) run in one bounded thread pool, so a
+tool that hangs on every interface costs about one timeout, not one per interface. A `deadline`
+(a time.monotonic() value) bounds the whole run: what has not started by then is missing, and
+each command's timeout is cut to the time left.
+
 Counter probes (`sampled: true`) are read twice, `interval` seconds apart; their records carry
 `values` (the second sample), `delta`, `rate` (per second) and `saturated`. Derived facts are
 computed last, from other facts, in dependency order.
@@ -7,8 +12,9 @@ computed last, from other facts, in dependency order.
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from allreduce_doctor.hosts.base import Host
@@ -17,13 +23,13 @@ from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
 from allreduce_doctor.probes.derive import DERIVATIONS
 from allreduce_doctor.probes.enumerate import Enumerator
-from allreduce_doctor.probes.execute import BUDGET_SPENT, instance_record, run_probe
+from allreduce_doctor.probes.execute import NOT_RUN, Outcome, assemble, instance_record, prepare, run_instance
 from allreduce_doctor.probes.spec import Catalogue, ProbeSpec
 
 # progress(event, probe_id, detail): events "start", "done", "wait" (detail = seconds), "sample"
 Progress = Callable[[str, str, str], None]
 DEFAULT_INTERVAL = 1.0
-WORKERS = 8
+WORKERS = 12  # concurrent probe instances: commands are mostly waiting, each is a process
 
 
 def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
@@ -41,16 +47,13 @@ def plan(catalogue: Catalogue, facts: set[str] | None) -> list[ProbeSpec]:
 
 
 class ProbeRunner:
-    """deadline (a time.monotonic() value, or None): a probe not started before it is missing with
-    the reason BUDGET_SPENT, and each command's timeout is capped at the time left."""
-
     def __init__(self, catalogue: Catalogue, host: Host, interval: float = DEFAULT_INTERVAL,
                  progress: Progress | None = None, deadline: float | None = None) -> None:
         self.catalogue = catalogue
         self.host = host
         self.interval = interval
-        self.progress = progress or (lambda *_: None)
         self.deadline = deadline
+        self.progress = progress or (lambda *_: None)
         self.enum = Enumerator(host, catalogue.enumerators)
 
     def _spent(self, wait: float = 0.0) -> bool:
@@ -80,42 +83,43 @@ class ProbeRunner:
         # A bundle steps to its recorded sample at once; a live node waits the interval.
         if sampled and self._spent(0.0 if self.host.kind == "snapshot" else self.interval):
             for spec in sampled:  # one sample gives no rate: unknown, as if never run
-                result.add(Observation(spec.provides, None, MISSING, "", BUDGET_SPENT, spec.id))
+                result.add(Observation(spec.provides, None, MISSING, "", NOT_RUN, spec.id))
         elif sampled:
             self._second_sample(sampled, first, result)
         for spec in _derive_order(derived):
             result.add(self._derive(spec, result))
         return result
 
-    # -- sample 0 -----------------------------------------------------------------------
+    # -- one sample of many probes ------------------------------------------------------
     def _parallel(self, specs: list[ProbeSpec]):
-        for spec in specs:  # enumerate up front, so threads only read the cache
-            if spec.foreach:
-                self.enum.items(spec.foreach)
+        """Every instance of every probe in one bounded pool; (spec, obs, outcomes) in spec order."""
+        prepared = [(spec, self._prepare(spec)) for spec in specs]  # enumeration stays on this thread
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            futures = [(spec, pool.submit(self._one, spec)) for spec in specs]
-            for spec, fut in futures:
-                obs, outcomes = fut.result()
-                yield spec, obs, outcomes
+            runs = [(spec, _ProbeRun(self, spec, items, pool)) for spec, items in prepared
+                    if not isinstance(items, Observation)]
+            done = {spec.id: run.result() for spec, run in runs}
+        for spec, items in prepared:
+            if isinstance(items, Observation):
+                yield spec, items, []
+            else:
+                yield (spec, *done[spec.id])
 
-    def _one(self, spec: ProbeSpec):
-        self.progress("start", spec.id, "")
-        if self._spent():
-            obs = Observation(spec.provides, None, MISSING, "", BUDGET_SPENT, spec.id)
-            self.progress("done", spec.id, obs.status)
-            return obs, []
+    def _prepare(self, spec: ProbeSpec) -> Observation | list[dict]:
         if self.host.kind == "evidence":  # no node was read: its facts are unknown, not absent
-            obs = Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
-            self.progress("done", spec.id, obs.status)
-            return obs, []
+            return Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
         if spec.kind == "builtin":
-            obs = BUILTINS[spec.builtin](self.host)
-            obs.fact, obs.probe = spec.provides, spec.id
-            outcomes: list = []
-        else:
-            obs, outcomes = run_probe(spec, self.host, self.enum, self.deadline)
-        self.progress("done", spec.id, obs.status)
-        return obs, outcomes
+            return [{}]
+        return prepare(spec, self.host, self.enum)
+
+    def _instance(self, spec: ProbeSpec, item: dict):
+        """One instance: an Outcome, or for a builtin its Observation."""
+        if spec.kind != "builtin":
+            return run_instance(spec, self.host, item, self.deadline)
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return Observation(spec.provides, None, MISSING, "", NOT_RUN, spec.id)
+        obs = BUILTINS[spec.builtin](self.host)
+        obs.fact, obs.probe = spec.provides, spec.id
+        return obs
 
     # -- sample 1 -----------------------------------------------------------------------
     def _second_sample(self, specs: list[ProbeSpec], first: dict, result: Observations) -> None:
@@ -153,6 +157,55 @@ class ProbeRunner:
         obs.fact, obs.probe = spec.provides, spec.id
         obs.source = obs.source or "derived from " + ", ".join(spec.inputs)
         return obs
+
+
+class _ProbeRun:
+    """The instances of one probe submitted to the pool; the last one to finish assembles the
+    Observation and reports the probe done, so progress follows completion, not submission."""
+
+    def __init__(self, runner: ProbeRunner, spec: ProbeSpec, items: list[dict], pool: ThreadPoolExecutor) -> None:
+        self.runner, self.spec, self.items = runner, spec, items
+        self.lock = threading.Lock()
+        self.left = len(items)
+        self.started: float | None = None
+        self.results: list = [None] * len(items)
+        self.error: BaseException | None = None
+        self.finished: Future = Future()
+        for index, item in enumerate(items):
+            pool.submit(self._one, index, item)
+
+    def _one(self, index: int, item: dict) -> None:
+        with self.lock:
+            first, self.started = self.started is None, self.started or time.monotonic()
+        try:
+            if first:
+                self.runner.progress("start", self.spec.id, "")
+            self.results[index] = self.runner._instance(self.spec, item)
+        except BaseException as err:  # noqa: BLE001 - raised again by result(), on the caller's thread
+            self.error = self.error or err
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self._finish()
+
+    def _finish(self) -> None:
+        try:
+            if self.error is not None:
+                raise self.error
+            if self.spec.kind == "builtin":
+                obs, outcomes = self.results[0], []
+            else:
+                outcomes = list(zip(self.items, self.results))
+                obs = assemble(self.spec, outcomes, time.monotonic() - (self.started or time.monotonic()))
+            self.runner.progress("done", self.spec.id, obs.status)
+        except BaseException as err:  # noqa: BLE001 - the caller's thread raises it
+            self.finished.set_exception(err)
+            return
+        self.finished.set_result((obs, outcomes))
+
+    def result(self) -> tuple[Observation, list[tuple[dict, Outcome]]]:
+        return self.finished.result()
 
 
 def _counter_group(spec: ProbeSpec) -> str:

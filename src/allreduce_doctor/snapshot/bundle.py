@@ -194,9 +194,10 @@ class ArchiveBundle(Bundle):
         super().__init__(path, label)
 
     def member(self, name: str) -> bytes | None:
-        return self._members.get(name)
+        view = self._members.get(name)
+        return None if view is None else view.tobytes()
 
-    def _load(self, path: Path, label: str) -> dict[str, bytes]:
+    def _load(self, path: Path, label: str) -> dict[str, memoryview]:
         self.label = label
         try:
             raw = open(path, "rb")  # noqa: SIM115 - closed below
@@ -216,24 +217,26 @@ class ArchiveBundle(Bundle):
     def _damaged(self, detail: str) -> BundleError:
         return self.fail(f"truncated or corrupt archive ({detail}); collect the snapshot again")
 
-    def _inflate(self, raw) -> bytes:
+    def _inflate(self, raw) -> bytearray:
         """The whole decompressed stream, to its end (gzip checks CRC and length there), bounded.
 
-        GzipFile rather than zlib: its messages for a cut stream, a foreign file or junk after
-        the stream are the ones users (and tests) see.
+        One buffer grown in place (a list of chunks joined at the end held the stream twice:
+        1 GB for a 510 KB gzip of 500 MiB of zeros). GzipFile rather than zlib: its messages for
+        a cut stream, a foreign file or junk after the stream are the ones users (and tests) see.
         """
         limit = MAX_TOTAL_BYTES + _SLACK
-        chunks, got = [], 0
+        buf = bytearray()
         with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             while chunk := gz.read1(_CHUNK):
-                got += len(chunk)
-                if got > limit:
+                if len(buf) + len(chunk) > limit:
                     raise self._refuse_total()
-                chunks.append(chunk)
-        return b"".join(chunks)
+                buf += chunk
+        return buf
 
-    def _read_members(self, buf: bytes) -> dict[str, bytes]:
-        members: dict[str, bytes] = {}
+    def _read_members(self, buf: bytearray) -> dict[str, memoryview]:
+        """Members as views into the inflated stream: their data is never copied while loading."""
+        view = memoryview(buf)
+        members: dict[str, memoryview] = {}
         total = 0
         for raw_name, kind, size, offset in tarscan.scan(buf):
             name = self._member_name(raw_name)
@@ -248,7 +251,7 @@ class ArchiveBundle(Bundle):
                 raise self._refuse_total()
             if name in members:
                 raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")
-            data = buf[offset : offset + size]
+            data = view[offset : offset + size]
             if len(data) != size:
                 raise TarDamage("unexpected end of data")
             members[name] = data
@@ -270,7 +273,7 @@ def _tar_kind(kind: bytes) -> str:
     return _TAR_KINDS.get(kind) or f"special member (tar type {kind!r})"
 
 
-def _strip_single_top(members: dict[str, bytes]) -> dict[str, bytes]:
+def _strip_single_top(members: dict[str, memoryview]) -> dict[str, memoryview]:
     """Accept an archive of the bundle folder itself (one top folder holding manifest.json)."""
     if MANIFEST in members or not members:
         return members

@@ -55,7 +55,7 @@ def scan(buf: bytes) -> Iterator[tuple[str, bytes, int, int]]:
                 raise TarDamage("lone zero block inside the archive")
             return  # what follows the end-of-archive blocks is padding, never read
         _check_sum(header)
-        kind = header[156:157]
+        kind = bytes(header[156:157])  # the buffer may be a bytearray: kinds are dict keys
         size = _size(header[124:136])
         pos += BLOCK
         if kind in (b"x", b"g", b"L", b"K"):

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
+from allreduce_doctor.redact import redact_bytes
 from allreduce_doctor.snapshot.bundle import open_bundle
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -93,7 +94,7 @@ class MemberWriter:
             except OSError as err:
                 return self._failed(name, err)
             with os.fdopen(out, "wb") as fh:
-                fh.write(data)
+                fh.write(redact_bytes(data))  # the last door before disk: no token shape passes
             return True
         except OSError as err:
             return self._failed(name, err)
