@@ -104,8 +104,9 @@ def nccl_tuning(inputs: Inputs) -> Observation:
         return Observation("", None, MISSING, reason="the job's environment was not observed")
     env = _vars(inputs)
     ports = inputs["rdma.compute_ports"]
-    nics = len(ports.value) if ports.status == OK and ports.value else 1
+    nics = len(ports.value) if ports.status == OK and ports.value else None  # None: not known
     found = []
+    undecided = None
 
     def number(name: str) -> int | None:
         try:
@@ -114,9 +115,12 @@ def nccl_tuning(inputs: Inputs) -> Observation:
             return None
 
     max_ch = number("NCCL_MAX_NCHANNELS") or number("NCCL_MAX_NRINGS")
-    if max_ch is not None and max_ch < 2 * nics:
+    if max_ch is not None and max_ch < 2 * (nics or 1):
         found.append({"var": "NCCL_MAX_NCHANNELS", "value": env.get("NCCL_MAX_NCHANNELS", env.get("NCCL_MAX_NRINGS")),
-                      "why": f"fewer than 2 channels per NIC ({nics} NICs need at least {2 * nics})"})
+                      "why": f"fewer than 2 channels per NIC ({nics or 1} NICs need at least {2 * (nics or 1)})"})
+    elif max_ch is not None and nics is None:  # enough for one NIC; whether for all is not known
+        undecided = (f"NCCL_MAX_NCHANNELS={max_ch}: how many NICs NCCL uses is not known "
+                     "(paste ibstat or NCCL's `NET/IB : Using` line)")
     proto = env.get("NCCL_PROTO", "")
     if proto and "simple" not in proto.lower() and not proto.startswith("^"):
         found.append({"var": "NCCL_PROTO", "value": proto, "why": "large messages need the Simple protocol"})
@@ -128,6 +132,8 @@ def nccl_tuning(inputs: Inputs) -> Observation:
     threads = number("NCCL_NTHREADS")
     if threads is not None and threads < 256:
         found.append({"var": "NCCL_NTHREADS", "value": env["NCCL_NTHREADS"], "why": "fewer than 256 threads per block"})
+    if undecided and not found:
+        return Observation("", None, MISSING, reason=undecided)
     return Observation("", found, OK)
 
 
