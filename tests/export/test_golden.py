@@ -16,7 +16,7 @@ import pytest
 from allreduce_doctor.export.jira_wiki import escape as jira_escape
 from allreduce_doctor.export.layout import CELL
 from allreduce_doctor.export.markdown import escape as md_escape
-from allreduce_doctor.report import short
+from allreduce_doctor.oneline import short
 from tests.export.adf_schema import validate
 from tests.export.goldens import FILES, GOLDEN, KEPT, diagnose_bundle, goldens, render_all, scenarios, stored_diagnosis
 
