@@ -9,7 +9,6 @@ import gzip
 import json
 from pathlib import Path
 
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = ROOT / "tests" / "fixtures" / "scenarios"
@@ -30,14 +29,9 @@ def goldens() -> list[str]:
 
 def diagnose_bundle(name: str) -> dict:
     """What `diagnose --snapshot tests/fixtures/scenarios/NAME/bundle.tar.gz --format json` prints."""
-    from allreduce_doctor.doctor import Doctor
-    from allreduce_doctor.hosts.snapshot import SnapshotHost
-    from allreduce_doctor.session import Options, Session
+    from tests.scenarios import expected
 
-    rel = f"tests/fixtures/scenarios/{name}/bundle.tar.gz"
-    expected = yaml.safe_load((SCENARIOS_DIR / name / "expected.yaml").read_text()) or {}
-    options = Options(interval=0, answers=expected.get("answers") or {}, bundle=rel)
-    data = Session(Doctor.load(), SnapshotHost(ROOT / rel), options).diagnose().to_dict()
+    data = expected.diagnose(name, expected.load(name).get("answers"), bundle=f"tests/fixtures/scenarios/{name}/bundle.tar.gz")
     return json.loads(json.dumps(data))  # exactly what the JSON file holds
 
 

@@ -24,10 +24,14 @@ def main(argv: list[str] | None = None) -> int:
         folder = GOLDEN / name
         if args.diagnose or not (folder / "diagnosis.json.gz").exists():
             if args.check:
-                stale.append(f"{name}/diagnosis.json.gz (missing)")
-                continue
-            folder.mkdir(parents=True, exist_ok=True)
-            store_diagnosis(name, diagnose_bundle(name))
+                if not (folder / "diagnosis.json.gz").exists():
+                    stale.append(f"{name}/diagnosis.json.gz (missing)")
+                    continue
+                if diagnose_bundle(name) != stored_diagnosis(name):
+                    stale.append(f"{name}/diagnosis.json.gz (today's diagnosis differs)")
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                store_diagnosis(name, diagnose_bundle(name))
         for fmt, text in render_all(stored_diagnosis(name)).items():
             path = folder / FILES[fmt]
             if path.exists() and path.read_text() == text:

@@ -30,14 +30,14 @@ def load(name: str) -> dict:
     return yaml.safe_load((FIXTURES / name / "expected.yaml").read_text()) or {}
 
 
-def diagnose(name: str, answers: dict | None = None) -> dict:
-    """What `diagnose --snapshot tests/fixtures/scenarios/NAME/bundle.tar.gz --format json` gives."""
+def diagnose(name: str, answers: dict | None = None, bundle: str | None = None) -> dict:
+    """What `diagnose --snapshot tests/fixtures/scenarios/NAME/bundle.tar.gz` finds (bundle: the path it names)."""
     from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.hosts.snapshot import SnapshotHost
     from allreduce_doctor.session import Options, Session
 
     host = SnapshotHost(FIXTURES / name / "bundle.tar.gz")
-    return Session(Doctor.load(), host, Options(interval=0, answers=answers or {})).diagnose().to_dict()
+    return Session(Doctor.load(), host, Options(interval=0, answers=answers or {}, bundle=bundle)).diagnose().to_dict()
 
 
 def cause_of(diagnosis: dict) -> str | None:
