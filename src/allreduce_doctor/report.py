@@ -1,57 +1,17 @@
-"""Render a Diagnosis (its JSON form) as a text or Markdown report."""
+"""Render a Diagnosis (its JSON form) as a text report, JSON, metrics, or the Markdown document.
+
+`--format markdown` is the ticket exporter's Markdown document (`--export markdown`): one
+Markdown rendering of a diagnosis, not two.
+"""
 
 from __future__ import annotations
 
 import json
 
+from allreduce_doctor.oneline import short
 from allreduce_doctor.status import VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
-MAX_VALUE = 160
-
-
-# Item attributes that identify rather than decide; left out of compact renderings.
-IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value"}
-
-
-def _names(key: str, items: list) -> str:
-    names = [str(i.get("name", "?")) for i in items]
-    listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return f"{key}{': ' if key else ''}{len(names)} checked ({listed})"
-
-
-def _records(value) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(i, dict) for i in value)
-
-
-def _compact(value, collection: bool = False):
-    """Witness records become 'name: key=value ...'; whole collections become their names."""
-    if isinstance(value, dict) and len(value) == 1:
-        (key, inner), = value.items()
-        if _records(inner):
-            return _names(key, inner)
-    if collection and _records(value):
-        return _names("", value)
-    if isinstance(value, list) and value and all(isinstance(i, dict) for i in value):
-        parts = []
-        for item in value[:4]:
-            fields = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in item.items()
-                              if k not in IDENTITY_KEYS and k != "name" and not k.startswith("_")
-                              and not isinstance(v, (dict, list)))
-            parts.append(f"{item.get('name', '?')}: {fields}")
-        more = f" (+{len(value) - 4} more)" if len(value) > 4 else ""
-        return "; ".join(parts) + more
-    return value
-
-
-def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
-    """A one-line rendering of a deciding value (collection: the value is a whole fact)."""
-    if value is None:
-        return "-"
-    value = _compact(value, collection)
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def setting_value(value) -> str:
@@ -153,42 +113,13 @@ def _source(source) -> str:
     return parts[0] + (f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
 
 
-def _md_cell(value, collection: bool = False) -> str:
-    return short(value, 120, collection).replace("|", "\\|")
-
-
-def render_markdown(d: dict) -> str:
-    out = [f"# {_verdict_line(d)}", "", f"_{_headline(d)}_", ""]
-    rc = d.get("root_cause") or d.get("healthy") or {}
-    if rc.get("summary"):
-        out += [" ".join(rc["summary"].split()), ""]
-    out += ["## Decision path", "", "| step | outcome | value |", "|---|---|---|"]
-    for step in d.get("path", []):
-        out.append(f"| {_md_cell(step.get('title') or step['node'])} | {step.get('outcome')} | {_md_cell(step.get('value'))} |")
-    if d.get("evidence"):
-        out += ["", "## Evidence", "", "| fact | observed | expected | source |", "|---|---|---|---|"]
-        for row in d["evidence"]:
-            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'), True)} | {_md_cell(row.get('expected'))} | {_md_cell(row.get('source'))} |")
-    findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
-    if findings:
-        out += ["", "## Secondary findings", ""] + [f"- `{f['cause']}` ({f.get('severity')}): {f.get('title', '')}" for f in findings]
-    if d.get("remediation"):
-        out += ["", "## Fix", ""] + [f"{i}. **{r.get('owner', '-')}**: {r['step']}" for i, r in enumerate(d["remediation"], 1)]
-    if d.get("verification"):
-        out += ["", "## Verification", ""] + [f"- {v}" for v in d["verification"]]
-    healthy = d.get("healthy") or {}
-    if healthy.get("next_steps"):
-        out += ["", "## Next steps", ""] + [f"- {s}" for s in healthy["next_steps"]]
-    if d.get("inconclusive"):
-        out += ["", "## Inconclusive", ""] + [f"- `{i.get('node')}`: {i.get('reason')}" for i in d["inconclusive"]]
-    return "\n".join(out) + "\n"
-
-
 def render(d: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
     if fmt == "markdown":
-        return render_markdown(d)
+        from allreduce_doctor.export import render_export
+
+        return render_export(d, "markdown")
     if fmt == "prometheus":
         from allreduce_doctor.metrics.prometheus import render_prometheus
 

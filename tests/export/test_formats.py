@@ -147,3 +147,32 @@ def test_markdown_is_the_title_then_the_github_body():
     md, gh = render_export(d, "markdown"), render_export(d, "github")
     title = json.loads(render_export(d, "json"))["title"]
     assert md == f"# {md_escape(title)}\n\n{gh}"
+
+
+def _cli_out(capsys, *args: str) -> tuple[int, str]:
+    from allreduce_doctor.cli import main
+
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["roce-pfc-off", "ib-healthy"])
+def test_the_markdown_report_is_the_exported_markdown_document(name, capsys):
+    """`diagnose --format markdown` and `diagnose --export markdown` write one document: the export's."""
+    bundle = f"tests/fixtures/scenarios/{name}/bundle.tar.gz"
+    report = _cli_out(capsys, "diagnose", "--snapshot", bundle, "--format", "markdown")
+    export = _cli_out(capsys, "diagnose", "--snapshot", bundle, "--export", "markdown")
+    assert report == export
+    title = json.loads(_cli_out(capsys, "diagnose", "--snapshot", bundle, "--export", "json")[1])["title"]
+    assert report[1].startswith(f"# {md_escape(title)}\n\n<!-- allreduce-doctor fingerprint: ")
+    assert [line for line in report[1].splitlines() if line.startswith("## ")][:4] == [
+        "## Symptom", "## Root cause", "## Decision path", "## Evidence"]
+
+
+def test_the_fleet_markdown_report_is_the_exported_document_and_its_fleet_section(tmp_path, capsys):
+    from tests.fleet.conftest import FLEET, lay_out
+
+    folder = str(lay_out(tmp_path / "fleet", FLEET))
+    code, report = _cli_out(capsys, "fleet", "--snapshots", folder, "--format", "markdown")
+    _, export = _cli_out(capsys, "fleet", "--snapshots", folder, "--export", "markdown")
+    assert code == 1 and report.startswith(export) and report[len(export):].startswith("\n## Fleet\n")

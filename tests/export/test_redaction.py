@@ -8,7 +8,7 @@ import pytest
 
 from allreduce_doctor.export import FORMATS, render_export
 from allreduce_doctor.redact import redact_diagnosis
-from tests.export.goldens import stored_diagnosis
+from tests.export.goldens import diagnose_bundle, stored_diagnosis
 from tests.export.hostile import GITHUB_TOKEN, SLACK_TOKEN, planted_secrets_diagnosis
 
 SECRETS = (GITHUB_TOKEN, SLACK_TOKEN, "plainvalue123", "hunter2", GITHUB_TOKEN[:10] + "xyz")
@@ -41,8 +41,7 @@ def test_the_ticket_says_where_it_redacted():
 
 
 def test_nothing_is_redacted_in_the_scenario_diagnoses():
-    for name in ("roce-pfc-off", "ib-healthy", "ib-link-degraded"):
-        d = stored_diagnosis(name)
+    for d in (stored_diagnosis("roce-pfc-off"), stored_diagnosis("ib-healthy"), diagnose_bundle("ib-link-degraded")):
         redacted, places = redact_diagnosis(d)
         assert places == [] and redacted == d
 

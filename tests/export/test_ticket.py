@@ -8,7 +8,7 @@ import json
 
 from allreduce_doctor.export import render_export
 from allreduce_doctor.export.ticket import build_ticket, fingerprint
-from tests.export.goldens import stored_diagnosis
+from tests.export.goldens import diagnose_bundle, stored_diagnosis
 
 
 def ticket(name="roce-pfc-off", **changes):
@@ -50,7 +50,7 @@ def test_fingerprint_depends_on_cause_fabric_and_nodes_only():
 
 
 def test_title_is_one_line_of_at_most_255_characters_and_keeps_the_measurement():
-    d = copy.deepcopy(stored_diagnosis("roce-at-hardware-limit"))
+    d = diagnose_bundle("roce-at-hardware-limit")
     t = build_ticket(d)
     assert t.title == ("expected_hardware_limit on gpu-node-017: the measured bandwidth already matches what the "
                        "hardware can deliver (busbw 372 GB/s vs 400 GB/s expected)")

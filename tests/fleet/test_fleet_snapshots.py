@@ -180,7 +180,7 @@ def test_forked_workers_give_the_same_results(tmp_path):
 def test_markdown_has_the_fleet_tables(tmp_path, capsys):
     folder = lay_out(tmp_path, FLEET)
     _, out, _ = run_cli(capsys, "--snapshots", str(folder), "--format", "markdown")
-    assert out.startswith("# FAULT FOUND: setting_mismatch (critical, owner: network)\n")
+    assert out.startswith("# setting_mismatch on 2 of 4 nodes (gpu01, gpu02): a setting differs on a minority of nodes\n")
     assert out.split("## Fleet\n", 1)[1] == (
         "\n4 nodes checked, 0 gave no bundle.\n\n"
         "| setting | majority | odd nodes |\n|---|---|---|\n"

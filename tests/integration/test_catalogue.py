@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from allreduce_doctor.cli import main
 from allreduce_doctor.errors import RunbookError
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.resources import runbook_files
@@ -16,6 +17,7 @@ from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.model import CauseLeaf, HealthyLeaf
 from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.session import Options, Session
+from tests.fleet.conftest import GID5, lay_out
 
 ROOT = Path(__file__).resolve().parents[2]
 # Scenario folders: node bundles (tests/fixtures/scenarios) and evidence cases (tests/evidence).
@@ -37,10 +39,26 @@ def test_every_cause_is_a_runbook_leaf():
     assert sorted(set(CAUSES) - named - FLEET_ONLY) == []
 
 
-def test_fleet_only_causes_are_named_by_the_fleet_comparison():
-    source = "\n".join(p.read_text() for p in (ROOT / "src" / "allreduce_doctor" / "fleet").glob("*.py"))
-    for cause in FLEET_ONLY:
-        assert f'"{cause}"' in source
+# A fleet for each: one node with a minority setting (PFC off; another GID index), one slow node.
+FLEETS = {
+    "setting_mismatch": ({"gpu01": "roce-pfc-off", "gpu02": GID5, "gpu03": "roce-healthy", "gpu04": "roce-healthy"},
+                         ["gpu01", "gpu02"]),
+    "straggler_node": ({"gpu01": "roce-healthy", "gpu02": "roce-healthy", "gpu03": "roce-congestion", "gpu04": "roce-healthy"},
+                       ["gpu03"]),
+}
+
+
+@pytest.mark.parametrize("cause", sorted(FLEET_ONLY))
+def test_fleet_only_causes_are_named_by_the_fleet_comparison(cause, tmp_path, capsys):
+    """`fleet --snapshots` over bundles with the planted difference emits the cause, naming the odd nodes."""
+    assert set(FLEETS) == FLEET_ONLY
+    nodes, odd = FLEETS[cause]
+    folder = lay_out(tmp_path / "fleet", nodes)
+    code = main(["fleet", "--snapshots", str(folder), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert (code, data["verdict"], data["root_cause"]["id"]) == (1, "fault", cause)
+    assert [f["cause"] for f in data["findings"]].count(cause) == 1
+    assert data["fleet"]["nodes_affected"] == odd
 
 
 def test_no_cause_text_is_defined_twice():

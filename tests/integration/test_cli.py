@@ -73,8 +73,8 @@ def test_markdown_and_output_file(tmp_path):
     res = cli("diagnose", "--snapshot", bundle("ib-pcie-x8"), "--format", "markdown", "--output", str(out))
     assert res.returncode == 1 and res.stdout == ""
     text = out.read_text()
-    assert text.startswith("# FAULT FOUND: pcie_link_degraded")
-    assert "| Every RDMA NIC trained at its full PCIe speed and width | yes |" in text
+    assert text.startswith("# pcie_link_degraded on gpu-node-017: a NIC or GPU trained below its PCIe speed or width\n")
+    assert "| FAIL | Every RDMA NIC trained at its full PCIe speed and width | yes |" in text
 
 
 @pytest.mark.parametrize("args, message", [

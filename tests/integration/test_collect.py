@@ -10,12 +10,15 @@ import tarfile
 import time
 from pathlib import Path
 
+from allreduce_doctor import collect as collect_module
+from allreduce_doctor.cli import main
 from allreduce_doctor.collect import record
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.probes.runner import ProbeRunner
 from allreduce_doctor.doctor import load_catalogue
 from tests.scenarios.build import SCENARIOS, fake_host
+from tests.scenarios.fakehost import FakeHost
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,14 +46,36 @@ def test_replaying_a_bundle_yields_the_observations_of_the_live_run(tmp_path):
         assert rates and rates[0]["interval"] == 1.0
 
 
-def test_collect_on_a_node_without_rdma_says_so_quickly(tmp_path):
+def _collect_on(host, monkeypatch, capsys, out: Path) -> tuple[int, str, float]:
+    """`allreduce-doctor collect -o OUT` with `host` as the node (the CLI's own path, in this process)."""
+    monkeypatch.setattr(collect_module, "LiveHost", lambda: host)
     start = time.monotonic()
+    code = main(["collect", "-o", str(out), "--interval", "0"])
+    return code, capsys.readouterr().out, time.monotonic() - start
+
+
+def test_collect_on_a_node_without_rdma_says_so_quickly(tmp_path, monkeypatch, capsys):
+    node = FakeHost(files={"/proc/cmdline": "BOOT_IMAGE=/vmlinuz ro\n"})  # no /sys/class/infiniband at all
+    code, out, elapsed = _collect_on(node, monkeypatch, capsys, tmp_path / "node.tar.gz")
+    assert code == 0 and elapsed < 10, f"collect took {elapsed:.1f} s"
+    assert out.splitlines()[1:] == ["no RDMA devices found (/sys/class/infiniband is empty or absent): "
+                                    "this node has no InfiniBand or RoCE ports to diagnose"]
+    assert out.startswith(f"wrote {tmp_path / 'node.tar.gz'}: ")
+    with tarfile.open(tmp_path / "node.tar.gz") as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+    assert manifest["format"] == "allreduce-doctor-bundle" and manifest["format_version"] == 1
+    assert manifest["fabric"] == "none"
+
+
+def test_collect_on_a_roce_node_names_its_ports(tmp_path, monkeypatch, capsys):
+    code, out, _ = _collect_on(fake_host(SCENARIOS["roce-healthy"]), monkeypatch, capsys, tmp_path / "node.tar.gz")
+    assert code == 0 and out.splitlines()[1:] == ["fabric: roce (0 InfiniBand, 8 Ethernet ports)"]
+
+
+def test_collect_through_the_real_cli_on_this_machine_writes_a_bundle(tmp_path):
     res = _cli("collect", "-o", str(tmp_path / "node.tar.gz"))
-    elapsed = time.monotonic() - start
     assert res.returncode == 0, res.stderr
-    if not Path("/sys/class/infiniband").is_dir() or not os.listdir("/sys/class/infiniband"):
-        assert "no RDMA devices found" in res.stdout
-        assert elapsed < 10, f"collect took {elapsed:.1f} s"
+    assert res.stdout.startswith(f"wrote {tmp_path / 'node.tar.gz'}: ")
     with tarfile.open(tmp_path / "node.tar.gz") as tar:
         manifest = json.load(tar.extractfile("manifest.json"))
     assert manifest["format"] == "allreduce-doctor-bundle" and manifest["format_version"] == 1

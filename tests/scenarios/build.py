@@ -2,7 +2,7 @@
 
 Each scenario is a healthy node model with one (or a few) edits, recorded through the real
 probe catalogue and RecordingHost, exactly as `allreduce-doctor collect` would record it.
-The expected result of each lives beside it in expected.yaml, written by hand.
+The expected result of each lives beside it in expected.yaml (python -m tests.scenarios.expected NAME).
 """
 
 from __future__ import annotations

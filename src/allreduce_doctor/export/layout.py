@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from allreduce_doctor.report import short
+from allreduce_doctor.oneline import short
 from allreduce_doctor.status import VERDICT_HEADLINE
 
 from .ticket import RawBlock, Ticket

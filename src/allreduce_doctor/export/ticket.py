@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from allreduce_doctor.report import short
+from allreduce_doctor.oneline import short
 
 from . import extract
 from allreduce_doctor.redact import RULES, redact_diagnosis
