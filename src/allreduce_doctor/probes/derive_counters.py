@@ -91,7 +91,7 @@ def _load(bytes_moved: int | None, why: str, gbps, interval) -> tuple[float | No
     if not isinstance(gbps, (int, float)) or gbps <= 0 or not interval:
         idle = bytes_moved == 0
         return None, idle, f"the window was idle (no bytes moved): {RERUN}" if idle else ""
-    load = round(bytes_moved * 8 / (gbps * 1e9 * interval), 4)
+    load = round(bytes_moved * 8 / (gbps * 1e9 * interval), 6)
     idle = load < IDLE_BELOW
     return load, idle, f"the window was idle ({load:.2%} of line rate): {RERUN}" if idle else ""
 
@@ -152,7 +152,7 @@ def ib_counters(inputs: Inputs) -> Observation:
         gbps, seconds = port.get("rate_gbps"), row["interval"]
         share = None
         if not why and isinstance(gbps, (int, float)) and gbps > 0 and seconds:
-            share = round(wait * XMIT_WAIT_BITS_PER_TICK / (gbps * 1e9 * seconds), 4)
+            share = round(wait * XMIT_WAIT_BITS_PER_TICK / (gbps * 1e9 * seconds), 6)
         row["xmit_wait_fraction"], unknown["xmit_wait_fraction"] = _ratio(share, why or "the port's rate is unknown", idle, idle_why)
         row["unknown"] = {k: v for k, v in unknown.items() if v}
         rows.append(row)
@@ -204,7 +204,7 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
         paused, why = role(f"pause_{direction}_us")
         if prio.get("pfc_on_priority") is False:
             paused, why = 0, ""  # no PFC on NCCL's priority: nothing can pause it there
-        share = round(paused / (interval * 1e6), 4) if not why and interval else None
+        share = round(paused / (interval * 1e6), 6) if not why and interval else None
         row[f"pause_{direction}_fraction"], unknown[f"pause_{direction}_fraction"] = _ratio(share, why or "no interval", idle, idle_why)
     for value, name in SHOWN.items():
         pairs = counter_names.every_priority(driver, name)
