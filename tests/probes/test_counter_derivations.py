@@ -199,3 +199,21 @@ def test_threshold_table_matches_the_runbook_checks():
             assert str(getattr(derive_counters, node.split(".")[1])) == number, node
         else:
             assert f"> {number}" in checks[node].split("check:", 1)[1].split("expected:", 1)[0], node
+
+
+def test_fleet_numbers_leave_a_saturated_or_one_sample_counter_out_not_zero():
+    from allreduce_doctor.fleet.settings import node_record
+    from allreduce_doctor.observations import Observation, Observations
+    from tests.probes.counter_inputs import record
+
+    def numbers(first, second):
+        obs = Observations()
+        obs.add(Observation("rdma.counters", [record("mlx5_0/1", "counters", first, second)]))
+        return node_record(obs, None)["numbers"]
+
+    assert numbers(IB_FIRST, grown(IB_FIRST, IB_GROWTH))["xmit_wait_rate"] == 41_000.0
+    pinned = dict(IB_FIRST, port_xmit_wait=4_294_967_295)
+    assert "xmit_wait_rate" not in numbers(pinned, pinned)
+    second = grown(IB_FIRST, {"symbol_error": 5})
+    del second["link_downed"]
+    assert "ib_error_rate" not in numbers(IB_FIRST, second)

@@ -4,8 +4,8 @@ A value is None (unknown) when a counter it needs is absent, unreadable, saturat
 one sample, or when the window was idle: "no growth" is evidence only while traffic flows (loss
 and pause appear under load). Growth of an error or loss count stands even on an idle window (an
 error is an error); a relative figure (per million packets, a fraction of the window) does not.
-Each row's `unknown` says why a value is unknown and what clears it; the observation's reason
-gathers them, so the report says it. The thresholds live in the runbook checks and in the table
+Each row's `unknown` lists its values left unknown; the observation's reason says why and what
+clears it, once per cause, so the report says it. The thresholds live in the runbook checks and in the table
 of runbooks/README.md; the counter names per driver in counter_names.py.
 """
 
@@ -31,8 +31,8 @@ XMIT_WAIT_BITS_PER_TICK = 64
 # without the watchdog) is judged by the primary signal and lists the role in `lacks`; one that
 # has it but lost it between the samples is unknown like any other counter.
 SECOND_OPINIONS = ("prio_discards", "storm")
-# The judged values of a RoCE row (None when unknown) and the shown ones: counts over every
-# priority that the fleet compares between nodes, never judged on one node.
+# The values of a RoCE row that the runbook judges (None when unknown), and those only shown:
+# counts over every priority that the fleet compares between nodes, never judged on one node.
 JUDGED = ("load", "idle", "loaded", "phy_errors", "rdma_loss", "discards_ppm", "pause_rx_fraction", "pause_tx_fraction",
           "storm_events", "cnp", "cnp_sent_rate", "cnp_handled_rate")
 SHOWN = {"pause_rx": "pause_rx_frames", "pause_tx": "pause_tx_frames", "eth_loss": "port_discards"}
