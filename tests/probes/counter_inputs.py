@@ -56,23 +56,24 @@ def roce_port(eth: tuple[dict, dict] | None = None, hw: tuple[dict, dict] | None
         "roce.priority": Observation("roce.priority", [prio])})
 
 
-_RUNBOOKS = None
+_RUNBOOKS = []
+
+
+def _decision(node: str, derived: Observation):
+    """The shipped runbook check `node` decided over one derived counter fact."""
+    if not _RUNBOOKS:
+        _RUNBOOKS.append(Doctor.load().runbooks)
+    facts = Observations()
+    derived.fact = "ib.counters" if node.startswith("ib.") else "roce.counters"
+    facts.add(derived)
+    return decide(_RUNBOOKS[0].node(node), facts, {})
 
 
 def outcome(node: str, derived: Observation) -> str:
-    """The outcome (yes/no/unknown) of a shipped runbook check over one derived counter fact."""
-    global _RUNBOOKS
-    if _RUNBOOKS is None:
-        _RUNBOOKS = Doctor.load().runbooks
-    facts = Observations()
-    derived.fact = "ib.counters" if node.startswith("ib.") else "roce.counters"
-    facts.add(derived)
-    return decide(_RUNBOOKS.node(node), facts, {}).step.outcome
+    """yes / no / unknown."""
+    return _decision(node, derived).step.outcome
 
 
 def reason(node: str, derived: Observation) -> str:
-    facts = Observations()
-    derived.fact = "ib.counters" if node.startswith("ib.") else "roce.counters"
-    facts.add(derived)
-    outcome(node, derived)
-    return decide(_RUNBOOKS.node(node), facts, {}).reason
+    """Why the check is unknown, as the report prints it."""
+    return _decision(node, derived).reason
