@@ -60,3 +60,8 @@ ETH_DROP_AND_ERROR = ETH_PORT_LOSS + ETH_PHY_ERRORS + (
     "tx_queue_dropped", "rx_pci_signal_integrity", "tx_pci_signal_integrity",
     "outbound_pci_stalled_rd", "outbound_pci_stalled_wr")
 CNP_COUNTERS = ("np_cnp_sent", "rp_cnp_handled")
+# InfiniBand physical-layer errors, PMA PortCounters under /sys/class/infiniband/DEV/ports/N/counters
+# (kernel Documentation/ABI/stable/sysfs-class-infiniband): symbol errors, link retrains and downs,
+# damaged received packets, local integrity errors. Each means a bad cable, optic or port.
+IB_LINK_ERRORS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+                  "local_link_integrity_errors")

@@ -39,9 +39,21 @@ HW_COUNTERS = {
 }
 ROCE_CC_COUNTERS = {"np_cnp_sent": 18233, "np_ecn_marked_roce_packets": 19012, "rp_cnp_handled": 17640,
                     "rp_cnp_ignored": 0, "rx_icrc_encapsulated": 0}
+# A Broadcom BCM57508 RoCE port: bnxt_re hw_counters (kernel drivers/infiniband/hw/bnxt_re/hw_counters.c).
+BNXT_HW_COUNTERS = {
+    "active_qps": 66, "active_cqs": 70, "active_mrs": 412, "rx_pkts": 917114736201, "rx_bytes": 3802039947284012,
+    "tx_pkts": 915334120771, "tx_bytes": 3796110238476331, "recoverable_errors": 0, "rx_roce_errors": 0,
+    "rx_roce_discards": 0, "to_retransmits": 0, "seq_err_naks_rcvd": 0, "max_retry_exceeded": 0,
+    "rnr_naks_rcvd": 0, "missing_resp": 0, "dup_req": 0, "oos_drop_count": 0, "tx_cnp_pkts": 18233,
+    "rx_cnp_pkts": 17640, "rx_ecn_marked_pkts": 19012, "rx_out_of_buffer": 0,
+}
 SECOND_SAMPLE_TRAFFIC = {"port_xmit_data": 2_900_000_000, "port_rcv_data": 2_900_000_000,
                          "port_xmit_packets": 2_800_000, "port_rcv_packets": 2_800_000,
-                         "port_xmit_wait": 41_000, "rx_write_requests": 2_750_000}
+                         "port_xmit_wait": 41_000, "rx_write_requests": 2_750_000,
+                         "rx_pkts": 2_800_000, "tx_pkts": 2_800_000, "rx_bytes": 11_600_000_000,
+                         "tx_bytes": 11_600_000_000}
+CNP_GROWING = ("np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "tx_cnp_pkts", "rx_cnp_pkts",
+                "rx_ecn_marked_pkts")
 
 
 @dataclass
@@ -81,6 +93,13 @@ class Node:
     traffic: bool = True  # counters move between the samples (False: an idle node)
     static_counters: dict = field(default_factory=dict)  # counter -> a high value that does not move
     traffic_prio: int = 3  # the priority RoCE traffic lands on
+    pinned: dict = field(default_factory=dict)  # counter -> a saturated value held in both samples
+    gone_later: dict = field(default_factory=dict)  # port index -> counters missing from the second sample
+    driver: str = "mlx5"  # "bnxt": Broadcom bnxt_re/bnxt_en counter names, dcb instead of mlnx_qos
+
+
+def dev_name(node: Node, i: int) -> str:
+    return f"bnxt_re{i}" if node.driver == "bnxt" else f"mlx5_{i}"
 
 
 def _ib_netdev(i: int) -> str:
@@ -121,23 +140,27 @@ def _gid_files(node: Node, i: int, port: str) -> dict:
 def _counters(node: Node, i: int, port: str, later: bool) -> dict:
     files = {}
     group = {"counters": IB_COUNTERS, "hw_counters": {**HW_COUNTERS, **(ROCE_CC_COUNTERS if node.fabric == "roce" else {})}}
+    if node.driver == "bnxt":
+        group = {"hw_counters": BNXT_HW_COUNTERS}
     for sub, counters in group.items():
         for name, value in counters.items():
             value = node.static_counters.get(name, value)
             if later:
+                if name in node.gone_later.get(i, ()):
+                    continue
                 value += node.counter_growth.get(i, {}).get(name, 0)
                 if node.traffic:
                     value += SECOND_SAMPLE_TRAFFIC.get(name, 0)
-                    if name in ROCE_CC_COUNTERS and name not in ("rp_cnp_ignored", "rx_icrc_encapsulated"):
+                    if name in CNP_GROWING:
                         value += 40
-            files[f"{port}/{sub}/{name}"] = str(value)
+            files[f"{port}/{sub}/{name}"] = str(node.pinned.get(name, value))
     return files
 
 
 def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     files, links = {}, {}
     for i in range(node.ports):
-        dev = f"mlx5_{i}"
+        dev = dev_name(node, i)
         port = f"{IB}/{dev}/ports/1"
         bdf = f"0000:{NIC_BUSES[i]}:00.0"
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
@@ -156,7 +179,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         files.update(_counters(node, i, port, later))
         width = node.pci_width.get(i, 16)
         files.update({
-            f"{PCI}/{bdf}/vendor": "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
+            f"{PCI}/{bdf}/vendor": "0x14e4" if node.driver == "bnxt" else "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
             f"{PCI}/{bdf}/current_link_speed": "32.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
             f"{PCI}/{bdf}/current_link_width": str(width), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if i < 4 else "1",
@@ -167,7 +190,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else "400000",
             f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
         })
-        if node.fabric == "roce":
+        if node.fabric == "roce" and node.driver == "mlx5":  # the ecn sysfs is MLNX_OFED mlx5 only
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)

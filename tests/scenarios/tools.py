@@ -22,7 +22,7 @@ def ibstat(node: "N.Node") -> str:
         rate = node.rate.get(i, node.base_rate).split()[0]
         roce = node.fabric == "roce"
         out += [
-            f"CA 'mlx5_{i}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
+            f"CA '{N.dev_name(node, i)}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
             "\tHardware version: 0", f"\tNode GUID: 0x58a2e10300a782{i:02x}", f"\tSystem image GUID: 0x58a2e10300a782{i:02x}",
             "\tPort 1:", f"\t\tState: {state.split(': ')[1].capitalize()}", f"\t\tPhysical state: {phys.split(': ')[1]}",
             f"\t\tRate: {rate}", f"\t\tBase lid: {0 if roce else 128 + i}", "\t\tLMC: 0", f"\t\tSM lid: {0 if roce else 1}",
@@ -41,7 +41,7 @@ def ibv_devinfo(node: "N.Node") -> str:
         state, _ = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         st = "PORT_ACTIVE (4)" if "ACTIVE" in state else "PORT_DOWN (1)" if "DOWN" in state else "PORT_INIT (2)"
         out += [
-            f"hca_id:\tmlx5_{i}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.41.1000",
+            f"hca_id:\t{N.dev_name(node, i)}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.41.1000",
             f"\tnode_guid:\t\t\t58a2:e103:00a7:82{i:02x}", "\tvendor_id:\t\t\t0x02c9", "\tvendor_part_id:\t\t\t4129",
             "\thw_ver:\t\t\t\t0x0", "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1",
             "\t\tport:\t1", f"\t\t\tstate:\t\t\t{st}", "\t\t\tmax_mtu:\t\t4096 (5)", f"\t\t\tactive_mtu:\t\t{active_mtu}",
@@ -65,7 +65,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
     base = {
         "rx_packets": 920114736201, "tx_packets": 918334120771, "rx_bytes": 3812039947284012,
         "tx_bytes": 3806110238476331, "rx_out_of_buffer": 0, "rx_discards_phy": 0, "tx_discards_phy": 0,
-        "rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": 412,
+        "rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": 412, "rx_buffer_passed_thres_phy": 0,
         "rx_pause_ctrl_phy": 1802231, "tx_pause_ctrl_phy": 1733009, "rx_global_pause": 0, "tx_global_pause": 0,
         "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
     }
@@ -88,10 +88,46 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         if p == 3:  # PFC is on priority 3 only: pause frames exist only there
             for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
                 base[name] += 120
+    if node.driver == "bnxt":
+        base = {_bnxt_name(k): v for k, v in base.items() if _bnxt_name(k)}
     if later:
         for name, delta in node.eth_growth.get(i, {}).items():
             base[name] = base.get(name, 0) + delta
     return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in base.items())
+
+
+# mlx5 ethtool -S name -> the bnxt_en one (kernel drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c)
+BNXT_ETHTOOL = {"rx_bytes": "rx_bytes", "tx_bytes": "tx_bytes", "rx_packets": "rx_good_frames",
+                "tx_packets": "tx_good_frames", "rx_crc_errors_phy": "rx_fcs_err_frames",
+                "rx_discards_phy": "rx_stat_discard", "tx_discards_phy": "tx_stat_discard",
+                "rx_pause_ctrl_phy": "rx_pfc_frames", "tx_pause_ctrl_phy": "tx_pfc_frames"}
+BNXT_PER_PRIO = {"rx_prio{p}_bytes": "rx_bytes_pri{p}", "rx_prio{p}_packets": "rx_packets_pri{p}",
+                 "tx_prio{p}_bytes": "tx_bytes_pri{p}", "tx_prio{p}_packets": "tx_packets_pri{p}",
+                 "rx_prio{p}_pause": "rx_pfc_ena_frames_pri{p}", "tx_prio{p}_pause": "tx_pfc_ena_frames_pri{p}",
+                 "rx_prio{p}_pause_duration": "pfc_pri{p}_rx_duration_us",
+                 "tx_prio{p}_pause_duration": "pfc_pri{p}_tx_duration_us"}
+
+
+def _bnxt_name(mlx5: str) -> str | None:
+    if mlx5 in BNXT_ETHTOOL:
+        return BNXT_ETHTOOL[mlx5]
+    for p in range(8):
+        for template, bnxt in BNXT_PER_PRIO.items():
+            if template.format(p=p) == mlx5:
+                return bnxt.format(p=p)
+    return None
+
+
+def dcb_pfc(node: "N.Node", i: int) -> str:
+    """iproute2 `dcb -j pfc show dev IF` (the inbox-driver way), PFC on priority 3."""
+    flags = [bit == "1" for bit in node.pfc.get(i, "0   0   0   1   0   0   0   0").split()]
+    return '{"pfc_cap":8,"macsec_bypass":false,"delay":0,"prio_pfc":[' + ",".join(str(f).lower() for f in flags) + "]}\n"
+
+
+def dcb_app() -> str:
+    """iproute2 `dcb -j app show dev IF`: DSCP trust, DSCP 26 -> priority 3."""
+    return '{"default_prio":[0],"dscp_prio":[[24,3],[26,3],[48,6]]}\n'
+
 
 
 def mlnx_qos(node: "N.Node", i: int) -> str:

@@ -139,10 +139,14 @@ def _numbers(obs: Observations, ports: list[dict]) -> tuple[dict[str, float], di
     if roce:
         flow["storm_events"] = sum(r.get("storm_events") or 0 for r in roce)
         flow["lossy_ports"] = sorted(str(r.get("name")) for r in roce if (r.get("rdma_loss") or 0) + (r.get("eth_loss") or 0) > 0)
-    ib = [r.get("rate") for r in _rows(obs, "rdma.counters") if isinstance(r.get("rate"), dict)]
-    if ib:
-        numbers["xmit_wait_rate"] = round(float(max(r.get("port_xmit_wait") or 0 for r in ib)), 3)
-        numbers["ib_error_rate"] = round(float(sum(r.get(c) or 0 for r in ib for c in IB_ERRORS)), 3)
+    ib = [r for r in _rows(obs, "rdma.counters") if isinstance(r.get("rate"), dict)]
+    # a rate that is null (saturated) or a counter missing from one sample is unknown, not 0
+    waits = [r["rate"].get("port_xmit_wait") for r in ib]
+    if ib and all(isinstance(w, (int, float)) for w in waits):
+        numbers["xmit_wait_rate"] = round(float(max(waits)), 3)
+    errors = [r["rate"].get(c) for r in ib for c in IB_ERRORS if c in r["rate"] or c in (r.get("absent") or ())]
+    if ib and all(isinstance(e, (int, float)) for e in errors):
+        numbers["ib_error_rate"] = round(float(sum(errors)), 3)
     return numbers, flow
 
 

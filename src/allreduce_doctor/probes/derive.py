@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from allreduce_doctor.domain import CNP_COUNTERS, ETH_PHY_ERRORS, ETH_PORT_LOSS, ROCE_TRANSPORT_LOSS
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_job
+from allreduce_doctor.probes import derive_counters, derive_job
 from allreduce_doctor.probes.derive_job import _prefix_filter
 
 Inputs = dict[str, Observation]
@@ -134,61 +133,6 @@ def _active_mtus(obs: Observation | None) -> dict[str, tuple]:
         for port, pinfo in (info.get("ports") or {}).items():
             out[f"{dev}/{port}"] = (pinfo.get("active_mtu"), pinfo.get("max_mtu"))
     return out
-
-
-def _sum(values: dict, names) -> int | None:
-    """Sum of the named deltas that exist; None when one of them is unknown (saturated/reset)."""
-    total, seen = 0, False
-    for name in names:
-        if name in values:
-            if values[name] is None:
-                return None
-            total, seen = total + values[name], True
-    return total if seen else 0
-
-
-
-
-def roce_counters(inputs: Inputs) -> Observation:
-    """Per RoCE compute netdev, what moved between the two samples: loss, pause, CNP, ECN."""
-    if (blocked := _blocked(inputs, "rdma.compute_ports")) is not None:
-        return blocked
-    stats, hw = _records(inputs["net.ethtool_stats"]), _records(inputs["rdma.hw_counters"])
-    out = []
-    for port in inputs["rdma.compute_ports"].value:
-        netdev = port.get("netdev")
-        if port.get("link_layer") != "Ethernet":
-            continue
-        eth, hwc = stats.get(netdev), hw.get(port["name"])
-        ed, hd = (eth or {}).get("delta"), (hwc or {}).get("delta")
-        row = {"name": netdev, "port": port["name"], "interval": (eth or hwc or {}).get("interval")}
-        if isinstance(ed, dict):
-            prio_pause = {}
-            for prio in range(8):
-                rx, tx = ed.get(f"rx_prio{prio}_pause"), ed.get(f"tx_prio{prio}_pause")
-                if rx or tx:
-                    prio_pause[str(prio)] = {"rx": rx, "tx": tx}
-            row.update(
-                pause_rx=_sum(ed, [f"rx_prio{p}_pause" for p in range(8)] + ["rx_global_pause"]),
-                pause_tx=_sum(ed, [f"tx_prio{p}_pause" for p in range(8)] + ["tx_global_pause"]),
-                pause_by_prio=prio_pause,
-                storm_events=_sum(ed, ["tx_pause_storm_warning_events", "tx_pause_storm_error_events"]),
-                eth_loss=_sum(ed, ETH_PORT_LOSS),
-                phy_errors=_sum(ed, ETH_PHY_ERRORS),
-                prio_bytes={str(p): ed.get(f"tx_prio{p}_bytes") for p in range(8) if ed.get(f"tx_prio{p}_bytes")},
-            )
-        else:
-            row.update(pause_rx=None, pause_tx=None, pause_by_prio=None, storm_events=None, eth_loss=None,
-                       phy_errors=None, prio_bytes=None)
-        if isinstance(hd, dict):
-            row.update(rdma_loss=_sum(hd, ROCE_TRANSPORT_LOSS), cnp=_sum(hd, CNP_COUNTERS), ecn_marked=_sum(hd, ["np_ecn_marked_roce_packets"]),
-                       cnp_ignored=_sum(hd, ["rp_cnp_ignored"]))
-        else:
-            row.update(rdma_loss=None, cnp=None, ecn_marked=None, cnp_ignored=None)
-        out.append(row)
-    if not out:
-        return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute ports")
-    return Observation("", out, OK)
 
 
 def gid_table(inputs: Inputs) -> Observation:
@@ -342,6 +286,6 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "gid_choice": gid_choice,
     "qos": qos,
     "roce_priority": roce_priority,
-    "roce_counters": roce_counters,
 }
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
+DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)

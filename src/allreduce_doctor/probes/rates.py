@@ -53,13 +53,19 @@ def delta(group: str, name: str, before: int, after: int) -> int | None:
 
 
 def compare(group: str, first: dict, second: dict, seconds: float) -> dict:
-    """{'delta': {...}, 'rate': {... per second}, 'saturated': [...]} for counters in both samples."""
+    """{'delta', 'rate' (per second), 'saturated', 'absent'} between two samples.
+
+    delta/rate hold the counters read as integers in both samples; 'absent' names the counters
+    that one sample lacks or that did not read as an integer: their change is unknown, not zero.
+    """
     deltas: dict[str, int | None] = {}
     rates: dict[str, float | None] = {}
     saturated = []
+    absent = sorted(n for n in set(first) | set(second)
+                    if not (_counter(first.get(n)) and _counter(second.get(n))))
     for name, after in second.items():
         before = first.get(name)
-        if not isinstance(after, int) or not isinstance(before, int):
+        if not _counter(after) or not _counter(before):
             continue
         d = delta(group, name, before, after)
         mode, bits = counter_mode(group, name)
@@ -67,4 +73,8 @@ def compare(group: str, first: dict, second: dict, seconds: float) -> dict:
             saturated.append(name)
         deltas[name] = d
         rates[name] = None if d is None or seconds <= 0 else round(d / seconds, 3)
-    return {"delta": deltas, "rate": rates, "saturated": sorted(saturated)}
+    return {"delta": deltas, "rate": rates, "saturated": sorted(saturated), "absent": absent}
+
+
+def _counter(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -104,6 +104,11 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
     nulls = [ref for ref, value in used.items() if value is None]
     if nulls:
         return f"{', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null or absent"
+    # An ok fact can still hold values it could not judge; its reason says why (an idle window,
+    # a saturated counter) and what clears it.
+    said = [f"{fact}: {obs.reason}" for fact, obs in observations.items() if obs.reason]
+    if said:
+        return "; ".join(said)
     return "the observed values could not decide it (a value it needs is null or absent)"
 
 
