@@ -96,6 +96,10 @@ class Node:
     global_tclass: int | None = None  # MLNX_OFED tc/1/traffic_class ("Global tclass=N"); None: unset
     fabric_status: str | None = None  # Fabric Manager Status (default: Success when Completed)
     kernel: str = "6.8.0-45-generic"
+    iommu_type: str | None = "identity"  # /sys/bus/pci/devices/BDF/iommu_group/type (None: no IOMMU group)
+    nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
+    slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
+    root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
 
 
 def device(node: Node, i: int) -> str:
@@ -177,7 +181,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         width = node.pci_width.get(i, 16)
         files.update({
             f"{PCI}/{bdf}/vendor": "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
-            f"{PCI}/{bdf}/current_link_speed": "32.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
+            f"{PCI}/{bdf}/current_link_speed": f"{node.nic_gts}.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
             f"{PCI}/{bdf}/current_link_width": str(width), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if i < 4 else "1",
         })
@@ -192,6 +196,10 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
                     files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+    devices = [f"0000:{NIC_BUSES[i]}:00.0" for i in range(node.ports)] + [f"0000:{GPU_BUSES[g]}:00.0" for g in range(node.gpus)]
+    if node.iommu_type is not None:
+        for n, bdf in enumerate(devices):
+            files[f"{PCI}/{bdf}/iommu_group/type"] = node.iommu_type
     for g in range(node.gpus):
         bdf = f"0000:{GPU_BUSES[g]}:00.0"
         files.update({

@@ -132,20 +132,30 @@ def nvidia_smi_q(gpus: int, state: str = "Completed", status: str | None = None)
 
 
 def lspci_vvv(node) -> str:
-    """The bridge, every NIC of the node (the real ConnectX-7 entry at that NIC's bus, LnkSta
-    at the width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
+    """The bridge, every NIC of the node below its own switch downstream port (the real PEX890xx
+    port, its LnkCap at the node's slot speed; the real ConnectX-7 entry at that NIC's bus, LnkSta
+    at the speed and width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
     from tests.scenarios.nodes import NIC_BUSES
 
     bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if node.acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
+    blocks = [reference(bridge)]
+    if node.root_port_acs:  # the kernel's own ACS request on a root port (pci_request_acs under an IOMMU)
+        root = reference("lspci-vvv-bridge-acs-redirect-on.txt").replace("Downstream Port", "Root Port")
+        blocks.append(root.replace("82:00.0 PCI bridge: PMC-Sierra Inc. Device 4128", "00:01.0 PCI bridge: Intel Corporation Device 352a"))
+    port = reference("lspci-vvv-pex890xx-switch-port-acs-off.txt").rstrip("\n")
     nic = reference("lspci-vvv-mlx5-cx7-gen5-x16-ok.txt").rstrip("\n")
-    nics = []
     for i in range(node.ports):
+        bus = NIC_BUSES[i]
+        up = port.replace("17:01.0 ", f"{0xe0 + i:02x}:01.0 ", 1).replace("secondary=19, subordinate=19", f"secondary={bus}, subordinate={bus}")
+        blocks.append(up.replace("Speed 32GT/s, Width x16", f"Speed {node.slot_gts}GT/s, Width x16", 1) + "\n")
         width = node.pci_width.get(i, 16)
-        entry = nic.replace("1a:00.0 ", f"{NIC_BUSES[i]}:00.0 ", 1)
+        entry = nic.replace("1a:00.0 ", f"{bus}:00.0 ", 1)
         if width != 16:
             entry = entry.replace("Width x16 (ok)", f"Width x{width} (downgraded)")
-        nics.append(entry + "\n")
-    return "\n".join([reference(bridge), *nics, reference("lspci-vvv-gpu-h100-gen5.txt")])
+        if node.nic_gts != 32:
+            entry = entry.replace("Speed 32GT/s (ok)", f"Speed {node.nic_gts}GT/s (downgraded)")
+        blocks.append(entry + "\n")
+    return "\n".join([*blocks, reference("lspci-vvv-gpu-h100-gen5.txt")])
 
 
 def _topo(gpus: int, nics: int, path, affinity, legend=None) -> str:

@@ -292,6 +292,61 @@ def site_policy(inputs: Inputs) -> Observation:
         return Observation("", None, ERROR, reason=str(err))
 
 
+def _upstream(bdf: str, bridges: list[dict]) -> dict | None:
+    """The bridge right above `bdf` in lspci -vvv: the narrowest secondary..subordinate range
+    holding its bus (same PCI domain)."""
+    domain, bus = bdf.rsplit(":", 2)[0], int(bdf.rsplit(":", 2)[1], 16)
+    above = [b for b in bridges if b["bdf"].rsplit(":", 2)[0] == domain
+             and b["secondary_bus"] is not None and b["secondary_bus"] <= bus <= b["subordinate_bus"]]
+    return min(above, key=lambda b: b["subordinate_bus"] - b["secondary_bus"], default=None)
+
+
+def pci_links(inputs: Inputs) -> Observation:
+    """Per RDMA NIC: its PCIe link against what the link can reach, the lower of the NIC's own
+    capability and its slot's (the upstream port's LnkCap in lspci -vvv). A Gen5 NIC in a Gen4
+    slot trains at 16 GT/s by design (PCIe base spec: a link runs at the highest rate both ends
+    support). Without the slot's capability a lower width is still a fault, a lower speed unknown."""
+    nics = inputs["pci.nics"]
+    if nics.status != OK:
+        return Observation("", None, nics.status, reason=f"pci.nics: {nics.reason or nics.status}")
+    lspci = inputs["pci.lspci"]
+    bridges = [d for d in lspci.value or [] if d.get("secondary_bus") is not None] if lspci.status == OK else []
+    out = []
+    for nic in nics.value:
+        bdf = str(nic.get("name") or "")
+        slot = ((_upstream(bdf, bridges) if bdf.count(":") == 2 else None) or {}).get("lnkcap") or {}
+        cur_s, max_s, cur_w, max_w = (nic.get(k) for k in ("current_speed_gts", "max_speed_gts", "current_width", "max_width"))
+        want_s = min(max_s, slot["speed_gts"]) if max_s and slot.get("speed_gts") else max_s
+        want_w = min(max_w, slot["width"]) if max_w and slot.get("width") else max_w
+        degraded = None if None in (cur_s, cur_w, want_s, want_w) else cur_w < want_w or cur_s < want_s
+        if degraded and not slot and cur_w >= want_w:
+            degraded = None  # slower than the NIC can go, and the slot's capability is not known
+        out.append({"name": bdf, "current_speed_gts": cur_s, "max_speed_gts": max_s, "slot_speed_gts": slot.get("speed_gts"),
+                    "current_width": cur_w, "max_width": max_w, "slot_width": slot.get("width"), "degraded": degraded})
+    return Observation("", out, OK)
+
+
+def iommu_mode(inputs: Inputs) -> Observation:
+    """How the IOMMU treats the NICs' and GPUs' DMA: 'translated' when a group is DMA or DMA-FQ,
+    'identity' (passthrough) or 'off' (no group). The kernel's default domain on x86 translates
+    (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so no command-line flag is no answer;
+    /sys/kernel/iommu_groups/N/type (Documentation/ABI/testing/sysfs-kernel-iommu_groups) is."""
+    types = []
+    for fact in ("pci.nics", "pci.gpus"):
+        obs = inputs[fact]
+        if obs.status == OK:
+            types += [str(r.get("iommu_type") or "").strip() for r in obs.value or []]
+    if not types:
+        return Observation("", None, MISSING, reason="no NIC or GPU PCIe record")
+    if any(t in ("DMA", "DMA-FQ") for t in types):
+        return Observation("", {"mode": "translated", "types": sorted(set(types))}, OK)
+    if all(t == "identity" for t in types):
+        return Observation("", {"mode": "identity", "types": ["identity"]}, OK)
+    if all(t == "" for t in types) and inputs["kernel.iommu_active"].value is False:
+        return Observation("", {"mode": "off", "types": []}, OK)
+    return Observation("", None, MISSING, reason="the IOMMU group type of some devices could not be read")
+
+
 DERIVATIONS = {
     "hca_selection": hca_selection,
     "socket_ifname": socket_ifname,
@@ -301,4 +356,6 @@ DERIVATIONS = {
     "nccl_version": nccl_version,
     "gpudirect": gpudirect,
     "site_policy": site_policy,
+    "pci_links": pci_links,
+    "iommu_mode": iommu_mode,
 }
