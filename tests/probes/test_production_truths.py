@@ -12,7 +12,7 @@ from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.probes.builtins import _lib_version
 from allreduce_doctor.probes.derive_job import gpudirect, hca_selection, pci_links
-from allreduce_doctor.probes.derive_roce import roce_priority
+from allreduce_doctor.probes.derive_roce import roce_priority, roce_traffic
 from allreduce_doctor.site import declared, load_site
 
 V1, V2 = 1, 2
@@ -135,15 +135,18 @@ def test_with_gpu_affinity_a_port_no_gpu_is_wired_to_is_not_a_rail():
     assert (found["rails"], found["not_rails"], found["problem"]) == (["mlx5_0/1", "mlx5_1/1"], ["mlx5_2/1 (ACTIVE)"], False)
 
 
-def _priority(tc=None, tclass="", policy=None, tx_bytes=None):
+def _priority(tc=None, tclass="", policy=None):
     qos = [{"name": "eth0", "pfc_enabled": [3], "trust": "dscp", "dscp2prio": {}}]
     env = {"vars": {} if tc is None else {"NCCL_IB_TC": tc}, "job_found": True}
-    stats = [{"name": "eth0", "delta": {f"tx_prio{p}_bytes": b for p, b in (tx_bytes or {}).items()}}]
     inputs = {"rdma.compute_ports": ok([{"name": "mlx5_0/1", "netdev": "eth0", "link_layer": "Ethernet"}]),
               "net.qos": ok(qos), "nccl.env": ok(env), "net.ecn_np": missing(), "net.ecn_rp": missing(),
-              "rdma.tclass": ok([{"name": "mlx5_0/1", "traffic_class": tclass}]),
-              "net.ethtool_stats": ok(stats), "site.policy": ok(policy or {})}
+              "rdma.tclass": ok([{"name": "mlx5_0/1", "traffic_class": tclass}]), "site.policy": ok(policy or {})}
     return roce_priority(inputs).value[0]
+
+
+def _traffic(tx_bytes):
+    stats = [{"name": "eth0", "delta": {f"tx_prio{p}_bytes": b for p, b in tx_bytes.items()}}]
+    return roce_traffic({"roce.priority": ok([_priority()]), "net.ethtool_stats": ok(stats)}).value[0]
 
 
 def test_the_drivers_global_traffic_class_overrides_an_unset_nccl_ib_tc():
@@ -156,10 +159,11 @@ def test_nccl_ib_tc_minus_one_is_the_default_class_0():
     assert (row["tc"], row["priority"], row["pfc_on_priority"]) == (0, 0, False)
 
 
-def test_the_priority_that_carried_the_bytes_decides_when_the_environment_shows_no_class():
-    row = _priority(tx_bytes={3: 11_600_000_000, 0: 1_000_000})
-    assert (row["priority"], row["pfc_on_priority"]) == (3, True)
-    assert _priority(tx_bytes={3: 1_000, 0: 9_000})["pfc_on_priority"] is False
+def test_the_priority_that_carried_the_bytes_is_where_the_traffic_went():
+    assert _traffic({3: 11_600_000_000, 0: 1_000_000}) == {"name": "eth0", "busiest_priority": 3, "busiest_pfc": True}
+    assert _traffic({3: 1_000, 0: 9_000})["busiest_pfc"] is False
+    assert _traffic({3: 5_000, 0: 4_000, 1: 3_000})["busiest_pfc"] is None  # no priority carried half: unknown
+    assert _traffic({})["busiest_pfc"] is None  # an idle window
 
 
 def test_a_declared_lossy_fabric_and_traffic_class():

@@ -328,23 +328,26 @@ def pci_links(inputs: Inputs) -> Observation:
 
 def iommu_mode(inputs: Inputs) -> Observation:
     """How the IOMMU treats the NICs' and GPUs' DMA: 'translated' when a group is DMA or DMA-FQ,
-    'identity' (passthrough) or 'off' (no group). The kernel's default domain on x86 translates
-    (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so no command-line flag is no answer;
-    /sys/kernel/iommu_groups/N/type (Documentation/ABI/testing/sysfs-kernel-iommu_groups) is."""
+    'identity' (passthrough) or 'off'. /sys/bus/pci/devices/BDF/iommu_group/type
+    (Documentation/ABI/testing/sysfs-kernel-iommu_groups) decides; without it the command line
+    does only when it names the mode: none named is the kernel's build default, and on x86 that
+    translates (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so it stays unknown."""
     types = []
     for fact in ("pci.nics", "pci.gpus"):
         obs = inputs[fact]
         if obs.status == OK:
             types += [str(r.get("iommu_type") or "").strip() for r in obs.value or []]
-    if not types:
-        return Observation("", None, MISSING, reason="no NIC or GPU PCIe record")
     if any(t in ("DMA", "DMA-FQ") for t in types):
-        return Observation("", {"mode": "translated", "types": sorted(set(types))}, OK)
-    if all(t == "identity" for t in types):
-        return Observation("", {"mode": "identity", "types": ["identity"]}, OK)
-    if all(t == "" for t in types) and inputs["kernel.iommu_active"].value is False:
-        return Observation("", {"mode": "off", "types": []}, OK)
-    return Observation("", None, MISSING, reason="the IOMMU group type of some devices could not be read")
+        return Observation("", {"mode": "translated", "from": "iommu_group/type", "types": sorted(set(types))}, OK)
+    if types and all(t == "identity" for t in types):
+        return Observation("", {"mode": "identity", "from": "iommu_group/type", "types": ["identity"]}, OK)
+    if inputs["kernel.iommu_active"].status == OK and inputs["kernel.iommu_active"].value is False:
+        return Observation("", {"mode": "off", "from": "no IOMMU registered (/sys/class/iommu)", "types": []}, OK)
+    cmdline = inputs["kernel.cmdline"].value if inputs["kernel.cmdline"].status == OK else {}
+    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu"))
+    if named:
+        return Observation("", {"mode": named, "from": "/proc/cmdline", "types": []}, OK)
+    return Observation("", None, MISSING, reason="no iommu_group type readable and the command line names no IOMMU mode")
 
 
 DERIVATIONS = {

@@ -184,7 +184,7 @@ def roce_priority(inputs: Inputs) -> Observation:
         env = env or {}
     elif env is not None and not env.get("job_found") and tc_text is None:
         env = None  # no job and no config: the traffic class NCCL would use is unknown
-    global_tc, busiest = _global_tclass(inputs), _busiest_priority(inputs)
+    global_tc = _global_tclass(inputs)
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
     np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
     rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
@@ -212,9 +212,6 @@ def roce_priority(inputs: Inputs) -> Observation:
         else:
             prio = None
         pfc = q.get("pfc_enabled")
-        if source.startswith("NCCL's default") and netdev in busiest and pfc is not None:
-            # The environment shows no class, yet the bytes went to one priority: trust the counters.
-            prio, source = busiest[netdev], "the priority that carried the traffic (tx_prioN_bytes)"
         np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
         out.append({
             "name": netdev, "port": port["name"], "tc": tc, "tc_from": source, "dscp": dscp, "trust": trust,
@@ -233,7 +230,30 @@ def roce_priority(inputs: Inputs) -> Observation:
     return Observation("", out, OK)
 
 
+def roce_traffic(inputs: Inputs) -> Observation:
+    """roce.priority confirmed by the window's bytes: where NCCL_IB_TC was not seen (a launcher
+    may set it after exec, which /proc/PID/environ does not show, proc_pid_environ(5)), the
+    priority that carried at least half of the bytes is NCCL's priority. Kept apart from
+    roce.priority so that a settings-only run (healthcheck) still decides from the settings."""
+    if (blocked := _blocked(inputs, "roce.priority")) is not None:
+        return blocked
+    busiest = _busiest_priority(inputs)
+    out = []
+    for row in inputs["roce.priority"].value:
+        prio, source = row.get("priority"), "settings"
+        if str(row.get("tc_from", "")).startswith("NCCL's default") and row["name"] in busiest:
+            prio, source = busiest[row["name"]], "tx_prioN_bytes"
+        pfc, np_on, rp_on = row.get("pfc_enabled"), row.get("ecn_np"), row.get("ecn_rp")
+        out.append({"name": row["name"], "priority": prio, "from": source, "busiest_priority": busiest.get(row["name"]),
+                    "pfc_mismatch": None if prio is None or pfc is None else
+                    bool(pfc) and prio not in pfc and not row.get("declared_lossy"),
+                    "ecn_off": None if prio is None or np_on is None or rp_on is None else
+                    prio not in np_on or prio not in rp_on})
+    return Observation("", out, OK)
+
+
 DERIVATIONS = {
+    "roce_traffic": roce_traffic,
     "gid_table": gid_table,
     "gid_choice": gid_choice,
     "qos": qos,
