@@ -160,10 +160,12 @@ def test_nccl_ib_tc_minus_one_is_the_default_class_0():
 
 
 def test_the_priority_that_carried_the_bytes_is_where_the_traffic_went():
-    assert _traffic({3: 11_600_000_000, 0: 1_000_000}) == {"name": "eth0", "busiest_priority": 3, "busiest_pfc": True}
-    assert _traffic({3: 1_000, 0: 9_000})["busiest_pfc"] is False
-    assert _traffic({3: 5_000, 0: 4_000, 1: 3_000})["busiest_pfc"] is None  # no priority carried half: unknown
-    assert _traffic({})["busiest_pfc"] is None  # an idle window
+    assert _traffic({3: 11_600_000_000, 0: 1_000_000}) == {
+        "name": "eth0", "priority": 3, "from": "tx_prioN_bytes", "busiest_priority": 3, "pfc_mismatch": False, "ecn_off": None}
+    assert _traffic({3: 1_000, 0: 9_000})["pfc_mismatch"] is True
+    # no priority carried half, or an idle window: the settings decide (NCCL_IB_TC unset -> priority 0)
+    assert [(t["priority"], t["from"], t["pfc_mismatch"]) for t in (_traffic({3: 5, 0: 4, 1: 3}), _traffic({}))] == [
+        (0, "settings", True), (0, "settings", True)]
 
 
 def test_a_declared_lossy_fabric_and_traffic_class():
