@@ -98,8 +98,11 @@ NCCL_AUTO_GID_SINCE = (2, 21)
 # NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 1) since v2.13.4-1 (src/init.cc, dmaBufSupported):
 # NCCL registers GPU memory through DMA-BUF when the CUDA driver >= 11.7 reports
 # CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and ibv_reg_dmabuf_mr works (net_ib.cc ncclIbDmaBufSupport).
-# ibv_reg_dmabuf_mr needs Linux >= 5.12 (the ib_umem_dmabuf support merged in 5.12), and the
-# NVIDIA driver exports DMA-BUF from its open kernel modules (GPU Operator docs, "GPUDirect RDMA").
+# ibv_reg_dmabuf_mr needs Linux >= 5.12 (ib_umem_dmabuf, drivers/infiniband/core/umem_dmabuf.c,
+# merged in 5.12), and only the NVIDIA open kernel modules export DMA-BUF: dma_buf_export is
+# EXPORT_SYMBOL_NS_GPL (drivers/dma-buf/dma-buf.c), out of reach of the proprietary module; the
+# open module says "Open Kernel Module" in /proc/driver/nvidia/version (GPU Operator docs,
+# "GPUDirect RDMA": DMA-BUF with the open kernel modules).
 NCCL_DMABUF_SINCE = (2, 13)
 KERNEL_DMABUF_SINCE = (5, 12)
 
