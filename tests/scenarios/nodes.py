@@ -198,7 +198,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
                     files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
     devices = [f"0000:{NIC_BUSES[i]}:00.0" for i in range(node.ports)] + [f"0000:{GPU_BUSES[g]}:00.0" for g in range(node.gpus)]
     if node.iommu_type is not None:
-        for n, bdf in enumerate(devices):
+        for bdf in devices:
             files[f"{PCI}/{bdf}/iommu_group/type"] = node.iommu_type
     for g in range(node.gpus):
         bdf = f"0000:{GPU_BUSES[g]}:00.0"
