@@ -29,6 +29,8 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
                    help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="seconds between the two counter samples (default 1)")
+    p.add_argument("--site", metavar="FILE", help="the declared fabric policy (RoCE lossless/lossy, NCCL_IB_TC, "
+                   "link rate) in TOML; default /etc/allreduce-doctor/site.toml when it exists")
     p.add_argument("--evidence", action="append", default=[], metavar="FILE",
                    help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
                    "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")

@@ -16,7 +16,11 @@ def session_from_args(args, interactive: bool = False):
     from allreduce_doctor.progress import stderr_progress
     from allreduce_doctor.session import Options, Session, parse_answers
 
-    options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot)
+    from allreduce_doctor.site import DEFAULT_SITE, load_site
+
+    site = load_site(args.site) if args.site else load_site(DEFAULT_SITE, required=False)
+    options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot,
+                      site=site)
     if args.evidence:
         from allreduce_doctor.evidence import load_evidence
 

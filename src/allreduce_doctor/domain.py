@@ -65,3 +65,72 @@ CNP_COUNTERS = ("np_cnp_sent", "rp_cnp_handled")
 # damaged received packets, local integrity errors. Each means a bad cable, optic or port.
 IB_LINK_ERRORS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
                   "local_link_integrity_errors")
+
+
+# vendor_part_id / CA type -> the fastest rate the adapter generation supports, in Gb/s (4X IB
+# or its Ethernet equivalent): ConnectX-4/5 (4115-4122) EDR/100GbE, ConnectX-6 (4123-4126) HDR
+# 200G, ConnectX-7 (4129) NDR 400G, ConnectX-8 (4131) XDR 800G, BlueField-2 (41686 is 0xa2d6)
+# 200G, BlueField-3 (41692, 0xa2dc) 400G. PCI IDs: kernel drivers/net/ethernet/mellanox/mlx5/core/main.c
+# (mlx5_core_pci_table); rates: the NVIDIA ConnectX and BlueField product briefs. A card of one
+# model may be sold at a lower rate (ConnectX-7 2x200G, BlueField-3 B3220 2x200G), so a port
+# below this rating with no declared rate is unknown, never a fault on its own.
+MODEL_MAX_GBPS = {4115: 100, 4116: 100, 4117: 100, 4118: 100, 4119: 100, 4120: 100, 4121: 100, 4122: 100,
+                  4123: 200, 4124: 200, 4125: 200, 4126: 200, 4129: 400, 4130: 400, 4131: 800, 41682: 200,
+                  41686: 200, 41692: 400}
+
+
+def adapter_model(text) -> int | None:
+    """'MT4129' / 'MT41692' / '4129' -> 4129 / 41692 (None when it names no part number)."""
+    digits = "".join(ch for ch in str(text or "") if ch.isdigit())
+    return int(digits) if digits and len(digits) <= 6 else None
+
+
+def rated_gbps(hca_type) -> int | None:
+    return MODEL_MAX_GBPS.get(adapter_model(hca_type))
+
+
+def version_tuple(text) -> tuple[int, ...] | None:
+    """'2.21.5' / '2.21.5-1' / 'libnccl.so.2.21.5' / '6.8.0-45-generic' -> (2, 21, 5); None if unreadable."""
+    import re
+
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(text or ""))
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
+
+
+# NCCL's GID default (src/transport/net_ib.cc): NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", 0) up to
+# v2.20.5-1; -1 (choose by address family and RoCE version, ncclIbGetGidIndex) from v2.21.5-1.
+NCCL_AUTO_GID_SINCE = (2, 21)
+# NCCL_PARAM(DmaBufEnable, "DMABUF_ENABLE", 1) since v2.13.4-1 (src/init.cc, dmaBufSupported):
+# NCCL registers GPU memory through DMA-BUF when the CUDA driver >= 11.7 reports
+# CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED and ibv_reg_dmabuf_mr works (net_ib.cc ncclIbDmaBufSupport).
+# ibv_reg_dmabuf_mr needs Linux >= 5.12 (ib_umem_dmabuf, drivers/infiniband/core/umem_dmabuf.c,
+# merged in 5.12), and only the NVIDIA open kernel modules export DMA-BUF: dma_buf_export is
+# EXPORT_SYMBOL_NS_GPL (drivers/dma-buf/dma-buf.c), out of reach of the proprietary module; the
+# open module says "Open Kernel Module" in /proc/driver/nvidia/version (GPU Operator docs,
+# "GPUDirect RDMA": DMA-BUF with the open kernel modules).
+NCCL_DMABUF_SINCE = (2, 13)
+KERNEL_DMABUF_SINCE = (5, 12)
+
+
+def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version: int = 2) -> int:
+    """The GID index NCCL >= 2.21 picks on its own: ncclIbGetGidIndex / ncclUpdateGidIndex
+    (src/transport/net_ib.cc at v2.21.5-1), on entries {index: {kind, version}}; an index not in
+    the table is an empty GID. Start at 0; a candidate of the wanted family replaces an entry of
+    the other family, and of the same family it replaces one of another RoCE version or an
+    invalid (empty or link-local) one when it has the wanted version."""
+    def fam(e):
+        return "AF_INET" if (e or {}).get("kind") == "ipv4" else "AF_INET6"
+
+    def valid(e):
+        return (e or {}).get("kind") in ("ipv4", "global")
+
+    best = 0
+    for cand in range(1, max(table, default=0) + 1):
+        cur, new = table.get(best), table.get(cand)
+        if fam(new) != fam(cur) and fam(new) == family:
+            best = cand
+        elif fam(new) == family and valid(new):
+            if ((cur or {}).get("version") != (new or {}).get("version") or not valid(cur)) \
+                    and (new or {}).get("version") == roce_version:
+                best = cand
+    return best

@@ -72,6 +72,7 @@ class ProcessInfo:
     env: dict[str, str] = field(default_factory=dict)
     maps_nccl: bool = False  # libnccl mapped into the process
     env_readable: bool = True
+    nccl_lib: str = ""  # the libnccl file mapped (its name carries the version: libnccl.so.2.21.5)
 
     def to_dict(self) -> dict:
         return asdict(self)

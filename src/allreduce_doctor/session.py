@@ -18,6 +18,7 @@ from allreduce_doctor.observations import OK, Observation, Observations
 from allreduce_doctor.probes.runner import Progress, ProbeRunner
 
 ANSWERS_FACT = "operator.answers"  # operator answers are evidence too: checks can read their values
+SITE_FACT = "site.declared"  # the site file's policy; nothing declared is a definite {}
 MAX_INTERVAL = 600.0
 
 
@@ -31,6 +32,7 @@ class Options:
     bundle: str | None = None  # the bundle the host reads, as the user named it
     progress: Progress | None = None  # probe progress callback (the TUI's, or stderr's)
     deadline: float | None = None  # time.monotonic() value: probes not started by then stay unknown
+    site: dict = field(default_factory=dict)  # the declared fabric policy (site.load_site), {} when none
 
     def __post_init__(self) -> None:
         check_interval(self.interval)
@@ -70,6 +72,7 @@ class Session:
         runner = ProbeRunner(self.catalogue, self.host, opts.interval, opts.progress, opts.deadline)
         given = Observations()
         given.add(self._answers_observation())
+        given.add(Observation(SITE_FACT, dict(opts.site), OK, opts.site.get("source", ""), "", "site_declared"))
         for obs in opts.evidence:  # pasted evidence: decides like any observation
             given.add(obs)
         first = runner.run({"node.fabric"}, known=given)

@@ -49,10 +49,11 @@ def paste_of(bundle: Path) -> str:
     return "\n".join(blocks)
 
 
-def diagnose_paste(tmp_path: Path, capsys, text: str) -> tuple[int, dict]:
+def diagnose_paste(tmp_path: Path, capsys, text: str, answers: dict | None = None) -> tuple[int, dict]:
     path = tmp_path / "paste.txt"
     path.write_text(text)
-    code = main(["diagnose", "--evidence", str(path), "--format", "json"])
+    given = [arg for name, value in (answers or {}).items() for arg in ("--answer", f"{name}={value}")]
+    code = main(["diagnose", "--evidence", str(path), "--format", "json", *given])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -63,7 +64,8 @@ def _scenarios() -> list[str]:
 @pytest.mark.parametrize("name", _scenarios())
 def test_pasted_outputs_decide_like_the_bundle(name, tmp_path, capsys):
     expected = yaml.safe_load((SCENARIOS / name / "expected.yaml").read_text())
-    code, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / name / "bundle.tar.gz"))
+    # the scenario's answers (a declared fabric policy among them) hold for its paste too
+    code, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / name / "bundle.tar.gz"), expected.get("answers"))
     found = (data["root_cause"] or {}).get("id")
     if name in SHOWN_BY_OUTPUTS:
         assert (found, data["verdict"], code) == (expected["cause"], "fault", 1), [

@@ -41,10 +41,10 @@ def test_a_planted_wrong_cause_or_deciding_step_fails():
         ["verdict: expected 'healthy', got 'fault'"],
         ["secondary: expected [], got ['ecn_disabled']"],
         ["deciding: expected {'trunk.branch': 'yes', 'roce.traffic_class': 'no'}, "
-         "got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes'}"],
+         "got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes', 'roce.traffic_seen': 'yes'}"],
         ["deciding: expected {'trunk.branch': 'yes', 'roce.pfc': 'yes', 'roce.traffic_class': 'yes'}, "
-         "got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes'}"],
-        ["deciding: expected {'roce.traffic_class': 'yes'}, got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes'}"],
+         "got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes', 'roce.traffic_seen': 'yes'}"],
+        ["deciding: expected {'roce.traffic_class': 'yes'}, got {'trunk.branch': 'yes', 'roce.traffic_class': 'yes', 'roce.traffic_seen': 'yes'}"],
     ]
     old_form = {k: v for k, v in expected.items() if k != "deciding"} | {"path": [s["node"] for s in today["path"]]}
     assert mismatches(old_form, today) == [
@@ -74,7 +74,7 @@ def test_the_rewrite_turns_the_old_form_into_the_committed_file_and_refuses_a_ch
     old["path"] = [s["node"] for s in diagnose(name)["path"]]
     (tmp_path / name / "expected.yaml").write_text(yaml.safe_dump(old, sort_keys=False))
     monkeypatch.setattr(tool, "FIXTURES", tmp_path)
-    assert tool.rewrite(name) == f"{name}: written (2 deciding steps)"
+    assert tool.rewrite(name) == f"{name}: written (3 deciding steps)"
     assert (tmp_path / name / "expected.yaml").read_text() == committed
     assert tool.rewrite(name) == f"{name}: unchanged"
     (tmp_path / name / "expected.yaml").write_text(committed.replace("cause: traffic_class_mismatch", "cause: pfc_not_enabled"))

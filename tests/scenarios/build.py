@@ -39,9 +39,10 @@ def fake_host(node: N.Node) -> FakeHost:
     tools = {"ibstat", "ibv_devinfo", "lspci", "dmesg", "ethtool"}
     if node.gpus:
         tools.add("nvidia-smi")
-        commands[("nvidia-smi", "topo", "-m")] = node.topo or T.reference("nvidia-smi-topo-m-h100-8gpu-8nic.txt")
+        topo = T.topo_with_storage(node) if node.storage else node.topo
+        commands[("nvidia-smi", "topo", "-m")] = topo or T.reference("nvidia-smi-topo-m-h100-8gpu-8nic.txt")
         commands[("nvidia-smi", "nvlink", "-s")] = T.nvlink_status(node.gpus, node.nvlink_inactive)
-        commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state)
+        commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state, node.fabric_status)
     later = {}
     if node.fabric == "roce":
         tools.add("mlnx_qos" if node.driver == "mlx5" else "dcb")
@@ -55,10 +56,11 @@ def fake_host(node: N.Node) -> FakeHost:
                 commands[("dcb", "-j", "pfc", "show", "dev", nd)] = T.dcb_pfc(node, i)
                 commands[("dcb", "-j", "app", "show", "dev", nd)] = T.dcb_app()
     env = {k: v for k, v in {**JOB_ENV[node.fabric], **node.env}.items() if v is not None}
-    procs = [ProcessInfo(4242, "python3", ["python3", "train.py", "--config", "llama70b.yaml"], env, True)] if node.job else []
+    procs = [ProcessInfo(4242, "python3", ["python3", "train.py", "--config", "llama70b.yaml"], env, True,
+                         nccl_lib=node.nccl_lib)] if node.job else []
     host = FakeHost(files=files, files_later=changed, links=links, tools=tools, commands=commands,
                     commands_later=later, processes=procs,
-                    identity=HostIdentity(node.hostname, "6.8.0-45-generic", 0, True))
+                    identity=HostIdentity(node.hostname, node.kernel, 0, True))
     for path in set(files) - set(files_later):  # a counter gone from the second sample
         del host.samples[1][path]
     return host
@@ -74,6 +76,21 @@ def record(node: N.Node, out: Path) -> None:
 
 NO_TC = {"NCCL_IB_TC": None}
 ALL_PORTS = range(8)
+DGX_HCA = {"NCCL_IB_HCA": "mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11"}
+
+
+def dgx_h100(**changes) -> N.Node:
+    """A DGX H100: 8 compute ConnectX-7 rails and two dual-port storage ConnectX-7 cards of the
+    same model (MT4129): one storage port at 400G, one at HDR 200G, one uncabled, one disabled."""
+    fields = dict(ports=12, devices=N.DGX_DEVICES, storage=(8, 9, 10, 11), dmi=("NVIDIA", "DGXH100"),
+                  state={10: ("1: DOWN", "2: Polling"), 11: ("1: DOWN", "3: Disabled")},
+                  rate={9: "200 Gb/sec (4X HDR)", 10: "10 Gb/sec (4X SDR)", 11: "10 Gb/sec (4X SDR)"})
+    for name, value in changes.items():
+        fields[name] = {**fields[name], **value} if isinstance(fields.get(name), dict) else value
+    return N.Node("ib", **fields)
+
+
+BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
 
 SCENARIOS: dict[str, N.Node] = {
     "ib-healthy": N.Node("ib"),
@@ -84,7 +101,7 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-pfc-off": N.Node("roce", pfc={4: "0   0   0   0   0   0   0   0"}),
     "roce-ecn-off": N.Node("roce", ecn={i: {3: 0} for i in range(8)}),
     "roce-gid-link-local": N.Node("roce", env={"NCCL_IB_GID_INDEX": "1"}),
-    "ib-no-peermem": N.Node("ib", peermem=False),
+    "ib-no-peermem": N.Node("ib", peermem=False, gpu_driver=N.PROPRIETARY_DRIVER),
     "ib-pcie-x8": N.Node("ib", pci_width={6: 8}),
     # the rest of the cause catalogue
     "ib-no-sm": N.Node("ib", state={2: ("2: INIT", "5: LinkUp")}),
@@ -94,7 +111,8 @@ SCENARIOS: dict[str, N.Node] = {
     "ib-wrong-hca": N.Node("ib", env={"NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_3"}),
     "wrong-socket-ifname": N.Node("roce", env={"NCCL_SOCKET_IFNAME": "docker0"}),
     "ib-acs-redirect": N.Node("ib", acs_redirect=True),
-    "ib-iommu-on": N.Node("ib", cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro intel_iommu=on quiet"),
+    "ib-iommu-on": N.Node("ib", cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro intel_iommu=on quiet",
+                          iommu_type="DMA-FQ"),
     "p2p-disabled-env": N.Node("ib", env={"NCCL_P2P_DISABLE": "1"}),
     "nvlink-inactive": N.Node("ib", nvlink_inactive={3: [5, 6]}),
     "fabric-manager-not-ready": N.Node("ib", fabric_state="In Progress"),
@@ -133,6 +151,33 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-idle": N.Node("roce", traffic=False),
     "ib-hdr-200g": N.Node("ib", hca_type="MT4123", fw_ver="20.39.1002", base_rate="200 Gb/sec (4X HDR)"),
     "no-gpus": N.Node("ib", gpus=0, peermem=False),
+    # production layouts that are healthy (issue 13; shared/reviews/domain-2026-12.md)
+    "dgx-h100-storage-rails": dgx_h100(env=DGX_HCA),
+    "dgx-h100-storage-rails-no-job": dgx_h100(job=False),
+    "roce-bluefield3": N.Node("roce", **BF3),
+    "dmabuf-without-peermem": N.Node("ib", peermem=False),
+    "roce-global-tclass": N.Node("roce", env=NO_TC, global_tclass=106),
+    "roce-tc-set-after-exec": N.Node("roce", env=NO_TC),
+    "roce-declared-lossy": N.Node("roce", pfc={i: "0   0   0   0   0   0   0   0" for i in ALL_PORTS}),
+    "roce-gid-auto-nccl-2-21": N.Node("roce", env={"NCCL_IB_GID_INDEX": None}),
+    "ib-cx7-at-hdr-declared": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
+    "pcie-gen5-nic-gen4-slot": N.Node("ib", nic_gts=16, slot_gts=16),
+    "acs-root-port-iommu-pt": N.Node("ib", root_port_acs=True),
+    # the misses those checks must still find
+    "pcie-gen5-nic-gen4-in-gen5-slot": N.Node("ib", nic_gts=16),
+    "iommu-default-translated": N.Node("ib", cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=4f1c ro quiet",
+                                       iommu_type="DMA-FQ"),
+    "dgx-h100-hca-takes-storage": dgx_h100(env={"NCCL_IB_HCA": DGX_HCA["NCCL_IB_HCA"] + ",mlx5_1"}),
+    "dgx-h100-rail-down": dgx_h100(env=DGX_HCA, state={3: ("1: DOWN", "2: Polling")}, rate={3: "10 Gb/sec (4X SDR)"}),
+    "no-peermem-nccl-2-12": N.Node("ib", peermem=False, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.12.12"),
+    "no-peermem-unknown-nccl": N.Node("ib", peermem=False, nccl_lib="/opt/venv/lib/nvidia/nccl/lib/libnccl.so.2"),
+    "roce-gid-auto-nccl-2-20": N.Node("roce", env={"NCCL_IB_GID_INDEX": None},
+                                      nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.20.5"),
+    "roce-declared-lossy-ecn-off": N.Node("roce", pfc={i: "0   0   0   0   0   0   0   0" for i in ALL_PORTS},
+                                          ecn={i: {3: 0} for i in ALL_PORTS}),
+    "ib-all-ports-below-rating": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
+    "ib-below-declared-rate": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
+    "fabric-manager-insufficient-resources": N.Node("ib", fabric_status="Insufficient Resources"),
     # several faults at once
     "multi-ib-disabled-ecn-off": N.Node("roce", env={"NCCL_IB_DISABLE": "1"}, ecn={i: {3: 0} for i in ALL_PORTS}),
     "multi-degraded-symbol-errors": N.Node("ib", rate={5: "200 Gb/sec (2X NDR)"},

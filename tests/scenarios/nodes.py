@@ -15,7 +15,15 @@ from tests.scenarios.fakehost import FakeHost
 
 IB = "/sys/class/infiniband"
 PCI = "/sys/bus/pci/devices"
-NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db"]
+NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db", "29", "2a", "a9", "aa"]  # the last 4: storage cards
+# DGX H100 names (DGX H100 user guide 1.2.3, shared/reference/SYSFS_LAYOUT.md): compute rails
+# mlx5_0/3/4/5/6/9/10/11, the two dual-port storage ConnectX-7 cards mlx5_1/2/7/8.
+DGX_DEVICES = ("mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11",
+               "mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8")
+OPEN_DRIVER = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.90.07  Release Build  "
+               "(dvs-builder@U16-I3-B03-4-3)  Fri May 31 09:30:47 UTC 2024\nGCC version:  gcc version 12.3.0\n")
+PROPRIETARY_DRIVER = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024\n"
+                      "GCC version:  gcc version 12.3.0\n")
 GPU_BUSES = ["19", "2b", "3b", "5e", "9d", "ad", "bd", "dd"]
 
 # From the gpud H100 fixture (shared/reference/outputs/sysfs-class-infiniband-cx7-ndr-ib-port.txt).
@@ -95,10 +103,24 @@ class Node:
     traffic_prio: int = 3  # the priority RoCE traffic lands on
     pinned: dict = field(default_factory=dict)  # counter -> a saturated value held in both samples
     gone_later: dict = field(default_factory=dict)  # port index -> counters missing from the second sample
-    driver: str = "mlx5"  # "bnxt": Broadcom bnxt_re/bnxt_en counter names, dcb instead of mlnx_qos
+    driver: str = "mlx5"  # the NIC driver: "bnxt": Broadcom bnxt_re/bnxt_en counter names, dcb instead of mlnx_qos
+    devices: tuple = ()  # device names by port index (default mlx5_<i>); DGX_DEVICES for a DGX
+    storage: tuple = ()  # port indexes of storage cards: no GPU under their PCIe switch (NODE/SYS)
+    gpu_driver: str = OPEN_DRIVER  # /proc/driver/nvidia/version
+    nccl_lib: str = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"  # the libnccl the job maps
+    global_tclass: int | None = None  # MLNX_OFED tc/1/traffic_class ("Global tclass=N"); None: unset
+    fabric_status: str | None = None  # Fabric Manager Status (default: Success when Completed)
+    kernel: str = "6.8.0-45-generic"
+    iommu_type: str | None = "identity"  # /sys/bus/pci/devices/BDF/iommu_group/type (None: no IOMMU group)
+    nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
+    slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
+    root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
 
 
-def dev_name(node: Node, i: int) -> str:
+def device(node: Node, i: int) -> str:
+    """The RDMA device name of port i: a DGX's own names, bnxt_re<i> on Broadcom, else mlx5_<i>."""
+    if node.devices:
+        return node.devices[i]
     return f"bnxt_re{i}" if node.driver == "bnxt" else f"mlx5_{i}"
 
 
@@ -160,7 +182,7 @@ def _counters(node: Node, i: int, port: str, later: bool) -> dict:
 def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     files, links = {}, {}
     for i in range(node.ports):
-        dev = dev_name(node, i)
+        dev = device(node, i)
         port = f"{IB}/{dev}/ports/1"
         bdf = f"0000:{NIC_BUSES[i]}:00.0"
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
@@ -173,6 +195,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"{port}/lid": f"0x{128 + i:x}" if node.fabric == "ib" else "0x0",
             f"{port}/sm_lid": "0x1" if node.fabric == "ib" else "0x0",
             f"{IB}/{dev}/device/net/{netdev(node, i)}/ifindex": str(4 + i),
+            f"{IB}/{dev}/tc/1/traffic_class": "" if node.global_tclass is None else f"Global tclass={node.global_tclass}\n",
         })
         links[f"{IB}/{dev}/device"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/0000:{NIC_BUSES[i]}:01.0/{bdf}"
         files.update(_gid_files(node, i, port))
@@ -180,7 +203,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         width = node.pci_width.get(i, 16)
         files.update({
             f"{PCI}/{bdf}/vendor": "0x14e4" if node.driver == "bnxt" else "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
-            f"{PCI}/{bdf}/current_link_speed": "32.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
+            f"{PCI}/{bdf}/current_link_speed": f"{node.nic_gts}.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
             f"{PCI}/{bdf}/current_link_width": str(width), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if i < 4 else "1",
         })
@@ -195,6 +218,10 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
                     files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+    devices = [f"0000:{NIC_BUSES[i]}:00.0" for i in range(node.ports)] + [f"0000:{GPU_BUSES[g]}:00.0" for g in range(node.gpus)]
+    if node.iommu_type is not None:
+        for bdf in devices:
+            files[f"{PCI}/{bdf}/iommu_group/type"] = node.iommu_type
     for g in range(node.gpus):
         bdf = f"0000:{GPU_BUSES[g]}:00.0"
         files.update({
@@ -207,6 +234,8 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     files[f"{PCI}/0000:00:00.0/class"] = "0x060000"
     if node.peermem:
         files["/sys/module/nvidia_peermem/initstate"] = "live"
+    if node.gpus:
+        files["/proc/driver/nvidia/version"] = node.gpu_driver
     files["/sys/class/iommu/dmar0/devices/placeholder"] = ""
     files["/proc/cmdline"] = node.cmdline
     if node.uverbs:

@@ -22,7 +22,7 @@ def ibstat(node: "N.Node") -> str:
         rate = node.rate.get(i, node.base_rate).split()[0]
         roce = node.fabric == "roce"
         out += [
-            f"CA '{N.dev_name(node, i)}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
+            f"CA '{N.device(node, i)}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
             "\tHardware version: 0", f"\tNode GUID: 0x58a2e10300a782{i:02x}", f"\tSystem image GUID: 0x58a2e10300a782{i:02x}",
             "\tPort 1:", f"\t\tState: {state.split(': ')[1].capitalize()}", f"\t\tPhysical state: {phys.split(': ')[1]}",
             f"\t\tRate: {rate}", f"\t\tBase lid: {0 if roce else 128 + i}", "\t\tLMC: 0", f"\t\tSM lid: {0 if roce else 1}",
@@ -41,7 +41,7 @@ def ibv_devinfo(node: "N.Node") -> str:
         state, _ = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         st = "PORT_ACTIVE (4)" if "ACTIVE" in state else "PORT_DOWN (1)" if "DOWN" in state else "PORT_INIT (2)"
         out += [
-            f"hca_id:\t{N.dev_name(node, i)}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.41.1000",
+            f"hca_id:\t{N.device(node, i)}", "\ttransport:\t\t\tInfiniBand (0)", "\tfw_ver:\t\t\t\t28.41.1000",
             f"\tnode_guid:\t\t\t58a2:e103:00a7:82{i:02x}", "\tvendor_id:\t\t\t0x02c9", "\tvendor_part_id:\t\t\t4129",
             "\thw_ver:\t\t\t\t0x0", "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1",
             "\t\tport:\t1", f"\t\t\tstate:\t\t\t{st}", "\t\t\tmax_mtu:\t\t4096 (5)", f"\t\t\tactive_mtu:\t\t{active_mtu}",
@@ -155,35 +155,46 @@ def nvlink_status(gpus: int, inactive: dict | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def nvidia_smi_q(gpus: int, state: str = "Completed") -> str:
+def nvidia_smi_q(gpus: int, state: str = "Completed", status: str | None = None) -> str:
+    status = status or ("Success" if state == "Completed" else "N/A")
     out = ["", "==============NVSMI LOG==============", "", "Timestamp                                 : Mon Nov 30 09:12:44 2026",
            "Driver Version                            : 550.90.07", "CUDA Version                              : 12.4", "",
            f"Attached GPUs                             : {gpus}"]
     for g in range(gpus):
         out += [f"GPU 00000000:{N.GPU_BUSES[g].upper()}:00.0", "    Product Name                          : NVIDIA H100 80GB HBM3",
                 "    Fabric", f"        State                             : {state}",
-                f"        Status                            : {'Success' if state == 'Completed' else 'N/A'}", ""]
+                f"        Status                            : {status}", ""]
     return "\n".join(out)
 
 
 def lspci_vvv(node) -> str:
-    """The bridge, every NIC of the node (the real ConnectX-7 entry at that NIC's bus, LnkSta
-    at the width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
+    """The bridge, every NIC of the node below its own switch downstream port (the real PEX890xx
+    port, its LnkCap at the node's slot speed; the real ConnectX-7 entry at that NIC's bus, LnkSta
+    at the speed and width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
     from tests.scenarios.nodes import NIC_BUSES
 
     bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if node.acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
+    blocks = [reference(bridge)]
+    if node.root_port_acs:  # the kernel's own ACS request on a root port (pci_request_acs under an IOMMU)
+        root = reference("lspci-vvv-bridge-acs-redirect-on.txt").replace("Downstream Port", "Root Port")
+        blocks.append(root.replace("82:00.0 PCI bridge: PMC-Sierra Inc. Device 4128", "00:01.0 PCI bridge: Intel Corporation Device 352a"))
+    port = reference("lspci-vvv-pex890xx-switch-port-acs-off.txt").rstrip("\n")
     nic = reference("lspci-vvv-mlx5-cx7-gen5-x16-ok.txt").rstrip("\n")
-    nics = []
     for i in range(node.ports):
+        bus = NIC_BUSES[i]
+        up = port.replace("17:01.0 ", f"{0xe0 + i:02x}:01.0 ", 1).replace("secondary=19, subordinate=19", f"secondary={bus}, subordinate={bus}")
+        blocks.append(up.replace("Speed 32GT/s, Width x16", f"Speed {node.slot_gts}GT/s, Width x16", 1) + "\n")
         width = node.pci_width.get(i, 16)
-        entry = nic.replace("1a:00.0 ", f"{NIC_BUSES[i]}:00.0 ", 1)
+        entry = nic.replace("1a:00.0 ", f"{bus}:00.0 ", 1)
         if width != 16:
             entry = entry.replace("Width x16 (ok)", f"Width x{width} (downgraded)")
-        nics.append(entry + "\n")
-    return "\n".join([reference(bridge), *nics, reference("lspci-vvv-gpu-h100-gen5.txt")])
+        if node.nic_gts != 32:
+            entry = entry.replace("Speed 32GT/s (ok)", f"Speed {node.nic_gts}GT/s (downgraded)")
+        blocks.append(entry + "\n")
+    return "\n".join([*blocks, reference("lspci-vvv-gpu-h100-gen5.txt")])
 
 
-def _topo(gpus: int, nics: int, path, affinity) -> str:
+def _topo(gpus: int, nics: int, path, affinity, legend=None) -> str:
     """nvidia-smi topo -m in its tab-separated layout, from path(gpu, nic) and affinity(gpu)."""
     names = [f"GPU{g}" for g in range(gpus)] + [f"NIC{n}" for n in range(nics)]
     rows = ["\t" + "\t".join(names + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
@@ -203,7 +214,7 @@ def _topo(gpus: int, nics: int, path, affinity) -> str:
         rows.append("\t".join([a] + cells + tail))
     rows += ["", "Legend:", "", "  X    = Self", "  SYS  = Connection traversing PCIe as well as the SMP interconnect",
              "  PIX  = Connection traversing at most a single PCIe bridge", "", "NIC Legend:", ""]
-    rows += [f"  NIC{n}: mlx5_{n}" for n in range(nics)]
+    rows += [f"  NIC{n}: {(legend or {}).get(n, f'mlx5_{n}')}" for n in range(nics)]
     return "\n".join(rows) + "\n"
 
 
@@ -216,3 +227,15 @@ def topo_remote_nics() -> str:
 def topo_vm(gpus: int = 8) -> str:
     """A VM's flattened view: every GPU-NIC pair behind the host bridge (PHB), all CPUs."""
     return _topo(gpus, gpus, lambda g, n: "PHB", lambda g: ("0-95", "0"))
+
+
+def topo_with_storage(node: "N.Node") -> str:
+    """Each compute NIC PIX to its GPU; the storage cards on the CPU's root ports (NODE to the
+    GPUs of their socket, SYS to the others), as on a DGX H100."""
+    def path(g, n):
+        if n in node.storage:
+            return "NODE" if (g < 4) == (N.NIC_BUSES[n] < "80") else "SYS"
+        return "PIX" if g == n else "NODE" if (g < 4) == (n < 4) else "SYS"
+
+    return _topo(node.gpus, node.ports, path, lambda g: ("0-55,112-167", "0") if g < 4 else ("56-111,168-223", "1"),
+                 {n: N.device(node, n) for n in range(node.ports)})

@@ -40,7 +40,7 @@ def test_node_view_carries_why_evidence_and_meaning():
     assert view.why.startswith("Without PFC a RoCE fabric is lossy")
     assert (view.outcome, view.means) == ("yes", "PFC is enabled on no priority at all")
     assert [(r["fact"], r["status"], r["expected"]) for r in view.evidence] == [
-        ("roce.priority", "ok", "PFC enabled on the RoCE priority (commonly 3)")]
+        ("roce.priority", "ok", 'PFC enabled on the RoCE priority (commonly 3), unless the site declares the fabric lossy (roce_mode = "lossy")')]
     assert model.fact_refs("roce.pfc") == ["roce.priority"]
     unreached = model.view("roce.traffic_class")
     assert (unreached.status, unreached.outcome, unreached.evidence) == (NOT_REACHED, None, [])
@@ -49,9 +49,9 @@ def test_node_view_carries_why_evidence_and_meaning():
 def test_secondary_finding_off_the_path_is_failed_and_listed():
     _, data, model = _model("multi-ib-disabled-ecn-off")
     assert data["root_cause"]["id"] == "ib_disabled_by_env"
-    assert model.secondary() == ["roce.ecn"]
-    assert model.status("roce.ecn") == FAIL
-    view = model.view("roce.ecn")
+    assert model.secondary() == ["roce.ecn_seen"]  # the settings' check, confirmed by the window's bytes
+    assert model.status("roce.ecn_seen") == FAIL
+    view = model.view("roce.ecn_seen")
     assert view.secondary and view.outcome == "yes"
 
 

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+from allreduce_doctor.domain import adapter_model
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers.sysfs import gid_info
 
-# vendor_part_id / CA type -> the fastest IB rate of that adapter generation, in Gb/s (4X).
-MODEL_MAX_GBPS = {4115: 100, 4116: 100, 4117: 100, 4118: 100, 4119: 100, 4120: 100, 4121: 100, 4122: 100,
-                  4123: 200, 4124: 200, 4125: 200, 4126: 200, 4129: 400, 4130: 400, 4131: 800, 41682: 200,
-                  41686: 400, 41692: 400}
 _STATE = {"active": "ACTIVE", "port_active": "ACTIVE", "down": "DOWN", "port_down": "DOWN", "init": "INIT",
           "port_init": "INIT", "armed": "ARMED", "polling": "DOWN"}
 
 
-def _model(text) -> int | None:
-    digits = "".join(ch for ch in str(text or "") if ch.isdigit())
-    return int(digits) if digits and len(digits) <= 6 else None
 
 
 def _state(raw) -> str | None:
@@ -49,7 +43,7 @@ def _from_ibstat(block: dict) -> list[dict]:
             rate = p.get("rate")
             out.append(_port(block, f"{dev}/{num}", state=_state(p.get("state")), phys_state=p.get("physical_state"),
                              rate_gbps=rate, link_layer=p.get("link_layer"), lid=p.get("base_lid"),
-                             sm_lid=p.get("sm_lid"), model=_model(info.get("ca_type"))))
+                             sm_lid=p.get("sm_lid"), model=adapter_model(info.get("ca_type"))))
     return out
 
 

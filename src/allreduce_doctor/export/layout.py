@@ -80,21 +80,29 @@ class Cut:
     dropped: list[RawBlock] = field(default_factory=list)
     row_cap: int = ROW_CAP  # evidence rows of passing checks shown
     lean: bool = False  # the decision path without the values and meanings of passing checks
+    bare: bool = False  # the decision path without the rows of passing checks (last resort)
 
 
-def _diagnosis(ticket: Ticket, lean: bool = False) -> list:
+PASSED = ("ok", "pass")  # the marks of a check that passed
+
+
+def _diagnosis(ticket: Ticket, lean: bool = False, bare: bool = False) -> list:
     rc = ticket.root_cause
     out = [("heading", 2, [T("Symptom")]), ("bullets", [[T(s)] for s in ticket.symptom])]
     out += [("heading", 2, [T("Root cause")]), ("para", [C(rc["id"]), T(f": {rc['title']}")])]
     if rc["summary"]:
         out.append(("para", [T(rc["summary"])]))
     out.append(("para", [B("Confidence: "), T(f"{rc['confidence']} ({rc['confidence_reason']})")]))
+    steps = [s for s in ticket.path if not (bare and s["mark"] in PASSED)]
     rows = [[[T(s["mark"])], [T(s["title"])], [T(s["outcome"])]]
-            + ([[T("-")], [T("-")]] if lean and s["mark"] == "ok" else [[T(s["means"] or "-")], _value(s["value"])])
-            for s in ticket.path]
+            + ([[T("-")], [T("-")]] if lean and s["mark"] in PASSED else [[T(s["means"] or "-")], _value(s["value"])])
+            for s in steps]
     out += [("heading", 2, [T("Decision path")]),
             ("table", ["result", "check", "outcome", "what it means", "deciding value"], rows)]
-    if lean:
+    if bare:
+        out.append(("para", [T(f"{len(ticket.path) - len(steps)} passing checks are left out to stay under the size "
+                               "limit: "), C("allreduce-doctor export --to json"), T(" has the whole path.")]))
+    elif lean:
         out.append(("para", [T("The meanings and values of passing checks are left out to stay under the size limit: "),
                              C("allreduce-doctor export --to json"), T(" has them.")]))
     return out
@@ -183,7 +191,7 @@ def _raw(ticket: Ticket, kept: list[RawBlock], dropped: list[RawBlock], limit: i
 
 
 def layout(ticket: Ticket, cut: Cut, limit: int, intro: list | None = None) -> list:
-    return (([("para", intro)] if intro else []) + _head(ticket) + _diagnosis(ticket, cut.lean)
+    return (([("para", intro)] if intro else []) + _head(ticket) + _diagnosis(ticket, cut.lean, cut.bare)
             + _evidence(ticket, cut.row_cap) + _fleet(ticket) + _actions(ticket) + _records(ticket)
             + _raw(ticket, cut.kept, cut.dropped, limit))
 
@@ -219,5 +227,7 @@ def fit(ticket: Ticket, draw: Callable[[list], str], limit: int, intro: list | N
             cut.row_cap = min(cut.row_cap, len(ticket.evidence)) * 3 // 4
         elif not cut.lean:
             cut.lean = True
+        elif not cut.bare:
+            cut.bare = True
         else:
             return text[: limit - len(cut_note)] + cut_note if cut_note else text

@@ -102,7 +102,8 @@ class LiveHost:
                 readable = True
             except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
                 env, readable = {}, False
-            maps_nccl = _maps_nccl(proc.info["pid"])
+            nccl_lib = _maps_nccl(proc.info["pid"])
+            maps_nccl = bool(nccl_lib)
             if not maps_nccl and not any(k.startswith("NCCL_") for k in env):
                 continue
             found.append(
@@ -112,6 +113,7 @@ class LiveHost:
                     cmdline=redact_argv(proc.info["cmdline"] or [])[:64],
                     env=filter_env(env),
                     maps_nccl=maps_nccl,
+                    nccl_lib=nccl_lib,
                     env_readable=readable,
                 )
             )
@@ -133,12 +135,18 @@ class LiveHost:
         self._sample_time = time.monotonic()
 
 
-def _maps_nccl(pid: int) -> bool:
+def _maps_nccl(pid: int) -> str:
+    """The path of the libnccl mapped into pid ("" when none): /proc/PID/maps names the real file."""
     try:
         with open(f"/proc/{pid}/maps", "rb") as fh:
-            return b"libnccl" in fh.read(32 << 20)
+            text = fh.read(32 << 20)
     except OSError:
-        return False
+        return ""
+    for line in text.splitlines():
+        path = line.rsplit(b" ", 1)[-1]
+        if b"/libnccl" in path:
+            return path.decode("utf-8", "replace")[:512]
+    return ""
 
 
 # --- running a command: bounded output, bounded time, nothing left behind ----------------------

@@ -23,6 +23,8 @@ _LNKSTA_RE = re.compile(
     re.ASCII,
 )
 _ACSCTL_RE = re.compile(r"^\s*ACSCtl\s*:\s*(.*)$")
+_EXPRESS_RE = re.compile(r"^\s*Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s*\(v\d\)\s+([A-Za-z][A-Za-z /-]*?)\s*(?:\(|,|$)")
+_BUS_RE = re.compile(r"^\s*Bus:\s*primary=([0-9a-fA-F]{2}),\s*secondary=([0-9a-fA-F]{2}),\s*subordinate=([0-9a-fA-F]{2})")
 
 
 def _speed(raw: str | None) -> float | None:
@@ -42,6 +44,9 @@ def _new(bdf: str, name: str) -> dict:
         "acs_ctl": None,
         "acs_redirect": False,
         "access_denied": False,
+        "port_type": None,  # PCIe capability's device type: Root Port, Downstream Port, Endpoint, ...
+        "secondary_bus": None,  # a bridge's bus range: the devices below it
+        "subordinate_bus": None,
     }
 
 
@@ -63,6 +68,10 @@ def _field(dev: dict, line: str) -> None:
         flags = {t[:-1]: t[-1] == "+" for t in m.group(1).split() if len(t) > 1 and t[-1] in "+-"}
         dev["acs_ctl"] = flags
         dev["acs_redirect"] = bool(flags.get("ReqRedir") or flags.get("CmpltRedir"))
+    elif (m := _EXPRESS_RE.match(line)) is not None:
+        dev["port_type"] = m.group(1)
+    elif (m := _BUS_RE.match(line)) is not None:
+        dev["secondary_bus"], dev["subordinate_bus"] = int(m.group(2), 16), int(m.group(3), 16)
     elif "<access denied>" in line:
         dev["access_denied"] = True
 

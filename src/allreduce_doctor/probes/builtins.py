@@ -11,10 +11,19 @@ from allreduce_doctor.observations import OK, Observation
 def nccl_processes(host: Host) -> Observation:
     """Processes that map libnccl or carry NCCL_* variables; environments already filtered."""
     procs = host.processes()
-    value = [p.to_dict() for p in procs]
+    value = [dict(p.to_dict(), nccl_version=_lib_version(p.nccl_lib)) for p in procs]
     unreadable = [p.pid for p in procs if not p.env_readable]
     reason = f"environment of pid {unreadable} not readable (run as the job's user or root)" if unreadable else ""
     return Observation("", value, OK, "psutil: /proc/*/environ, /proc/*/maps", reason)
+
+
+def _lib_version(path: str) -> str | None:
+    """'/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5' -> '2.21.5'. A bare libnccl.so.2 (the pip
+    wheel's name) carries no full version: None, and the log's `NCCL version` line must say it."""
+    name = str(path or "").rsplit("/", 1)[-1]
+    _, sep, tail = name.partition("libnccl.so.")
+    parts = tail.split(".")
+    return tail if sep and len(parts) >= 3 and all(p.isdigit() for p in parts[:3]) else None
 
 
 def host_identity(host: Host) -> Observation:

@@ -9,21 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from allreduce_doctor.domain import rated_gbps
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_counters, derive_job
+from allreduce_doctor.probes import derive_counters, derive_job, derive_roce
 from allreduce_doctor.probes.derive_job import _prefix_filter
+from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
 Inputs = dict[str, Observation]
-
-
-def _blocked(inputs: Inputs, *facts: str) -> Observation | None:
-    """An Observation passing on the first essential input that is not ok, else None."""
-    for fact in facts:
-        obs = inputs[fact]
-        if obs.status != OK:
-            return Observation("", obs.value if obs.status == NOT_APPLICABLE else None, obs.status,
-                               reason=f"{fact}: {obs.reason or obs.status}")
-    return None
 
 
 def _active(port: dict) -> bool:
@@ -73,25 +65,45 @@ def nccl_env(inputs: Inputs) -> Observation:
     return Observation("", value, OK, reason="" if job else "no running NCCL job found on this node")
 
 
+def _log_rails(inputs: Inputs) -> set[str] | None:
+    """'dev/port' names from NCCL's own `NET/IB : Using [0]mlx5_0:1/IB ...` lines, when a log is given."""
+    log = inputs.get("log.nccl")
+    if log is None or log.status != OK or not isinstance(log.value, dict):
+        return None
+    names = {n.replace(":", "/") for hcas in (log.value.get("hcas") or {}).values() for n in hcas}
+    return names or None
+
+
 def compute_ports(inputs: Inputs) -> Observation:
-    """The RDMA ports NCCL uses, each with the rate it should run at (from its peers)."""
+    """The RDMA ports NCCL uses (its log's list, NCCL_IB_HCA, else the GPUs' PIX/PXB NICs), each
+    with the rate it should run at: its peers', the declared one, and its adapter's rating."""
     if (blocked := _blocked(inputs, "rdma.ports", "node.fabric")) is not None:
         return blocked
     fabric = inputs["node.fabric"].value["fabric"]
     layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fabric)
     env = inputs["nccl.env"].value or {} if inputs["nccl.env"].status == OK else {}
     hca = (env.get("vars") or {}).get("NCCL_IB_HCA", "")
-    selected = _prefix_filter(hca) if hca else None
     ports = [dict(p) for p in inputs["rdma.ports"].value if p.get("link_layer") == layer]
-    if selected is not None:
-        ports = [p for p in ports if selected(str(p.get("device")), str(p.get("port")))]
+    everything = list(ports)
+    from_log = _log_rails(inputs)
+    devices, why = derive_job.rail_devices(inputs, ports)
+    if from_log is not None and {p["name"] for p in ports} & from_log:
+        ports, source, known = [p for p in ports if p["name"] in from_log], "NCCL's NET/IB : Using lines", True
+    elif hca:
+        selected = _prefix_filter(hca)
+        ports, source, known = [p for p in ports if selected(str(p.get("device")), str(p.get("port")))], \
+            f"NCCL_IB_HCA={hca}", True
+    elif devices is not None:
+        ports, source, known = [p for p in ports if p.get("device") in devices], why, True
     else:
-        # Without NCCL_IB_HCA NCCL takes every port; storage/management NICs of another model
-        # are still worth excluding from the rate comparison, so keep the most common HCA type.
-        types = Counter(p.get("hca_type") for p in ports)
-        if len(types) > 1:
-            main_type = types.most_common(1)[0][0]
-            ports = [p for p in ports if p.get("hca_type") == main_type]
+        # Nothing says which ports are the rails: guess the most common model; a port that is
+        # down may then be a storage port, so its state is unknown rather than a fault.
+        names = derive_job.model_rails(ports)
+        ports, source, known = [p for p in ports if p["name"] in names], f"the most common HCA model ({why})", False
+    names = {p["name"] for p in ports}
+    not_rails = [f"{p['name']} ({derive_job._state_name(p)})" for p in everything if p["name"] not in names]
+    policy = inputs["site.policy"].value or {} if inputs["site.policy"].status == OK else {}
+    declared_gbps = policy.get("link_gbps")
     # Expected rate: the best rate among active peers of the same HCA type (never hard-coded).
     best: dict = {}
     for p in ports:
@@ -110,11 +122,25 @@ def compute_ports(inputs: Inputs) -> Observation:
         exp_rate, exp_width = best.get(p.get("hca_type"), (None, None))
         p["expected_gbps"], p["expected_width"] = exp_rate, exp_width
         p["rate_gbps"], p["width"] = rate.get("gbps"), rate.get("width")
-        p["degraded"] = bool(_active(p) and exp_rate and rate.get("gbps") is not None and rate["gbps"] < exp_rate)
-    reason = f"selected by NCCL_IB_HCA={hca}" if hca else ""
+        p["rated_gbps"], p["declared_gbps"], p["rail"] = rated_gbps(p.get("hca_type")), declared_gbps, known or None
+        p["degraded"] = _degraded(p)
+    reason = f"rails from {source}" + (f"; not rails: {', '.join(not_rails)}" if not_rails else "")
     if not ports:
-        return Observation("", [], NOT_APPLICABLE, reason=f"no {layer or 'RDMA'} ports {reason}".strip())
+        return Observation("", [], NOT_APPLICABLE, reason=f"no {layer or 'RDMA'} ports ({reason})")
     return Observation("", ports, OK, reason=reason)
+
+
+def _degraded(p: dict) -> bool | None:
+    """Below its peers or the declared rate: degraded. Below only its adapter's rating: unknown,
+    since one model is sold at several rates (domain.MODEL_MAX_GBPS); declare link_gbps to decide."""
+    gbps = p["rate_gbps"]
+    if not _active(p) or gbps is None:
+        return False
+    if (p["expected_gbps"] and gbps < p["expected_gbps"]) or (p["declared_gbps"] and gbps < p["declared_gbps"]):
+        return True
+    if p["rated_gbps"] and gbps < p["rated_gbps"] and not p["declared_gbps"]:
+        return None
+    return False
 
 
 def _records(obs: Observation | None) -> dict[str, dict]:
@@ -135,146 +161,6 @@ def _active_mtus(obs: Observation | None) -> dict[str, tuple]:
     return out
 
 
-def gid_table(inputs: Inputs) -> Observation:
-    """One flat list of GID entries: port, index, gid, kind, ipv4, version, ndev."""
-    if (blocked := _blocked(inputs, "rdma.gid_values")) is not None:
-        return blocked
-    types = {r["name"]: r for r in inputs["rdma.gid_types"].value or []} if inputs["rdma.gid_types"].status == OK else {}
-    ndevs = {r["name"]: r for r in inputs["rdma.gid_ndevs"].value or []} if inputs["rdma.gid_ndevs"].status == OK else {}
-    entries = []
-    for record in inputs["rdma.gid_values"].value:
-        port = record["name"]
-        for index, gid in record.items():
-            if not str(index).isdigit() or not isinstance(gid, dict) or gid.get("kind") == "empty":
-                continue
-            gtype = (types.get(port) or {}).get(index) or {}
-            entries.append({
-                "port": port, "index": int(index), "gid": gid.get("gid"), "kind": gid.get("kind"),
-                "ipv4": gid.get("ipv4"), "version": gtype.get("version") if isinstance(gtype, dict) else None,
-                "ndev": (ndevs.get(port) or {}).get(index),
-            })
-    entries.sort(key=lambda e: (e["port"], e["index"]))
-    return Observation("", entries, OK)
-
-
-def gid_choice(inputs: Inputs) -> Observation:
-    """Per RoCE compute port: the GID NCCL will use and whether it routes (v2 + IPv4/global)."""
-    if (blocked := _blocked(inputs, "rdma.gids", "rdma.compute_ports", "nccl.env")) is not None:
-        return blocked
-    pinned = (inputs["nccl.env"].value.get("vars") or {}).get("NCCL_IB_GID_INDEX")
-    by_port: dict[str, list] = {}
-    for entry in inputs["rdma.gids"].value:
-        by_port.setdefault(entry["port"], []).append(entry)
-    choices = []
-    for port in inputs["rdma.compute_ports"].value:
-        if port.get("link_layer") != "Ethernet":
-            continue
-        entries = by_port.get(port["name"], [])
-        good = [e for e in entries if e.get("version") == 2 and e.get("kind") in ("ipv4", "global")]
-        best = next((e for e in good if e["kind"] == "ipv4"), good[0] if good else None)
-        choice = {"name": port["name"], "port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
-        if pinned is None or str(pinned).strip() in ("", "-1"):
-            choice.update(index=None, mode="auto", routable=bool(good), kind=None, version=None)
-        else:
-            try:
-                idx = int(str(pinned).strip())
-            except ValueError:
-                idx = None
-            entry = next((e for e in entries if e["index"] == idx), None)
-            choice.update(index=idx, mode="pinned", kind=entry and entry.get("kind"),
-                          version=entry and entry.get("version"),
-                          routable=bool(entry and entry.get("version") == 2 and entry.get("kind") in ("ipv4", "global")))
-        choices.append(choice)
-    return Observation("", choices, OK if choices else NOT_APPLICABLE, reason="" if choices else "no RoCE compute ports")
-
-
-def qos(inputs: Inputs) -> Observation:
-    """PFC, trust and DSCP map per netdev, from mlnx_qos or else iproute2 dcb."""
-    mlnx = inputs["net.qos_mlnx"]
-    if mlnx.status == OK:
-        records = [dict(r, source="mlnx_qos") for r in mlnx.value if r.get("_status") is None]
-        if records:
-            return Observation("", records, OK, source=mlnx.source)
-    pfc, app = inputs["net.pfc_dcb"], inputs["net.app_dcb"]
-    if pfc.status == OK:
-        apps = {r["name"]: r for r in (app.value or [])} if app.status == OK else {}
-        records = []
-        for r in pfc.value:
-            if r.get("_status") is not None:
-                continue
-            a = apps.get(r["name"], {})
-            records.append({"name": r["name"], "pfc_enabled": r.get("pfc_enabled"),
-                            "trust": a.get("trust") or "pcp", "dscp2prio": a.get("dscp2prio") or {}, "source": "dcb"})
-        if records:
-            return Observation("", records, OK, source=pfc.source)
-    reasons = "; ".join(f"{o.fact}: {o.reason or o.status}" for o in (mlnx, pfc) if o.status != OK)
-    status = NOT_APPLICABLE if mlnx.status == NOT_APPLICABLE else MISSING
-    return Observation("", None, status, reason=reasons or "no QoS tool output")
-
-
-def _enabled_prios(record: dict | None) -> list[int]:
-    if not record:
-        return []
-    return sorted(int(k) for k, v in record.items() if str(k).isdigit() and v == 1)
-
-
-def _traffic_class(env: dict | None, tc_text) -> int | None:
-    """NCCL_IB_TC as an integer; unset means TC 0, NCCL's default (COUNTERS.md 5.4); None if unknown."""
-    if env is None:
-        return None
-    if tc_text is None or not str(tc_text).strip():
-        return 0
-    try:
-        return int(str(tc_text).strip(), 0)
-    except ValueError:
-        return None
-
-
-def roce_priority(inputs: Inputs) -> Observation:
-    """Per RoCE compute netdev: NCCL_IB_TC -> DSCP -> priority, and PFC/ECN on that priority."""
-    if (blocked := _blocked(inputs, "rdma.compute_ports", "net.qos")) is not None:
-        return blocked
-    env = inputs["nccl.env"].value if inputs["nccl.env"].status == OK else None
-    tc_text = ((env or {}).get("vars") or {}).get("NCCL_IB_TC")
-    if env is not None and not env.get("job_found") and tc_text is None:
-        env = None  # no job and no config: the traffic class NCCL would use is unknown
-    qos_by = {r["name"]: r for r in inputs["net.qos"].value}
-    np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
-    rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
-    out = []
-    ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
-    if ports and not any(p.get("netdev") in qos_by for p in ports):
-        # Which netdev belongs to which port is not known (pasted mlnx_qos without ibdev2netdev):
-        # each QoS record still says what PFC does on that RoCE netdev.
-        ports = [{"netdev": name, "name": None, "link_layer": "Ethernet"} for name in qos_by]
-    for port in ports:
-        netdev = port.get("netdev")
-        if not netdev:
-            continue
-        q = qos_by.get(netdev) or {}
-        tc = _traffic_class(env, tc_text)
-        dscp = None if tc is None else tc >> 2
-        trust = q.get("trust")
-        if trust == "dscp" and dscp is not None:
-            prio = (q.get("dscp2prio") or {}).get(str(dscp), dscp >> 3)
-        elif trust == "pcp":
-            sl = ((env or {}).get("vars") or {}).get("NCCL_IB_SL", "0")
-            prio = int(sl) if str(sl).isdigit() else None
-        else:
-            prio = None
-        pfc = q.get("pfc_enabled")
-        np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
-        out.append({
-            "name": netdev, "port": port["name"], "tc": tc, "dscp": dscp, "trust": trust, "priority": prio,
-            "pfc_enabled": pfc, "pfc_on_priority": None if prio is None or pfc is None else prio in pfc,
-            "pfc_on_any": None if pfc is None else bool(pfc),
-            "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
-            "ecn_on_priority": None if prio is None or netdev not in np_by or netdev not in rp_by
-            else prio in np_on and prio in rp_on,
-            "ecn_ect": None if tc is None else bool(tc & 0b11),
-        })
-    if not out:
-        return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
     return Observation("", out, OK)
 
 
@@ -282,10 +168,7 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "node_fabric": node_fabric,
     "nccl_env": nccl_env,
     "compute_ports": compute_ports,
-    "gid_table": gid_table,
-    "gid_choice": gid_choice,
-    "qos": qos,
-    "roce_priority": roce_priority,
 }
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
+DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priority
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)

@@ -166,6 +166,11 @@ def roce_counters(inputs: Inputs) -> Observation:
         return ports
     stats, hw = _sampled(inputs["net.ethtool_stats"]), _sampled(inputs["rdma.hw_counters"])
     prio_of = {r.get("name"): r for r in (inputs["roce.priority"].value or [])} if inputs["roce.priority"].status == OK else {}
+    # Where the window's bytes show NCCL's priority (NCCL_IB_TC set after exec), that one is judged.
+    traffic = inputs.get("roce.traffic")
+    for r in (traffic.value or []) if traffic is not None and traffic.status == OK else []:
+        if r.get("from") == "tx_prioN_bytes" and r.get("name") in prio_of:
+            prio_of[r["name"]] = dict(prio_of[r["name"]], priority=r["priority"])
     rows = [_roce_row(port, stats.get(port.get("netdev")), hw.get(port["name"]), prio_of.get(port.get("netdev")) or {})
             for port in ports]
     return _finish(rows, "no active RoCE compute ports")

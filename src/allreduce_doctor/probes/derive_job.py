@@ -7,13 +7,25 @@ from __future__ import annotations
 
 from collections import Counter
 
-from allreduce_doctor.domain import is_virtual_iface
-from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
+from allreduce_doctor.domain import KERNEL_DMABUF_SINCE, NCCL_DMABUF_SINCE, is_virtual_iface, version_tuple
+from allreduce_doctor.site import declared
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 
 Inputs = dict[str, Observation]
 
 TOPO_RANK = {"X": -1, "NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 VIRTUAL_VENDORS = ("qemu", "microsoft", "amazon ec2", "google", "vmware", "xen", "openstack", "kvm")
+
+
+def blocked_input(inputs: Inputs, *facts: str) -> Observation | None:
+    """An Observation passing on the first essential input that is not ok, else None."""
+    for fact in facts:
+        obs = inputs[fact]
+        if obs.status != OK:
+            return Observation("", obs.value if obs.status == NOT_APPLICABLE else None, obs.status,
+                               reason=f"{fact}: {obs.reason or obs.status}")
+    return None
 
 
 def _env(inputs: Inputs) -> dict | None:
@@ -51,29 +63,65 @@ def _prefix_filter(spec: str):
     return selected
 
 
+def rail_devices(inputs: Inputs, layer_ports: list[dict]) -> tuple[set[str] | None, str]:
+    """The HCAs the GPUs are wired to: each GPU's PIX/PXB NIC in `nvidia-smi topo -m` (NCCL
+    pairs a GPU with the NIC under its PCIe switch, src/graph/paths.cc). (None, why) when the
+    topology does not say. Storage and in-band cards of the same model (DGX H100's two dual-port
+    ConnectX-7s, DGX user guide 1.2.3) hang off the CPU's root ports, NODE or SYS from every GPU."""
+    topo = inputs.get("gpu.topo")
+    if topo is None or topo.status != OK or not isinstance(topo.value, dict):
+        return None, "no GPU topology (nvidia-smi topo -m)"
+    legend = topo.value.get("nic_legend") or {}
+    devices = set()
+    for name, row in (topo.value.get("matrix") or {}).items():
+        if name.startswith("GPU"):
+            devices.update(legend.get(nic, nic) for nic, path in row.items() if path in ("PIX", "PXB"))
+    known = {str(p.get("device")) for p in layer_ports}
+    if not devices & known:
+        return None, "no GPU has a PIX/PXB NIC in nvidia-smi topo -m"
+    return devices & known, "GPU affinity (the PIX/PXB NIC of each GPU in nvidia-smi topo -m)"
+
+
+def model_rails(layer_ports: list[dict]) -> set[str]:
+    """Every port of the most common HCA model: the guess when nothing better says."""
+    if not layer_ports:
+        return set()
+    main_type = Counter(p.get("hca_type") for p in layer_ports).most_common(1)[0][0]
+    return {p["name"] for p in layer_ports if p.get("hca_type") == main_type}
+
+
+def _state_name(port: dict) -> str:
+    return str((port.get("state") or {}).get("name") or "unknown")
+
+
 def hca_selection(inputs: Inputs) -> Observation:
-    """Which ports NCCL_IB_HCA selects; rails it leaves out; ports of another kind it takes in."""
+    """Which ports NCCL_IB_HCA selects; rails it leaves out; ports of another kind it takes in.
+    The rails come from GPU affinity; without it a rail left out is unknown, not a fault."""
     ports_obs, fabric_obs = inputs["rdma.ports"], inputs["node.fabric"]
     if ports_obs.status != OK or fabric_obs.status != OK or _env(inputs) is None:
         return Observation("", None, MISSING, reason="ports or the job's environment not observed")
     spec = _vars(inputs).get("NCCL_IB_HCA", "")
     layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fabric_obs.value.get("fabric"))
     ports = ports_obs.value
-    rails = [p for p in ports if p.get("link_layer") == layer]
-    main_type = Counter(p.get("hca_type") for p in rails).most_common(1)[0][0] if rails else None
-    rails = [p for p in rails if p.get("hca_type") == main_type]
+    layer_ports = [p for p in ports if p.get("link_layer") == layer]
+    devices, why = rail_devices(inputs, layer_ports)
+    if devices is None:
+        rail_names, source = model_rails(layer_ports), f"the most common HCA model ({why})"
+    else:
+        rail_names, source = {p["name"] for p in layer_ports if p.get("device") in devices}, why
+    not_rails = [f"{p['name']} ({_state_name(p)})" for p in layer_ports if p["name"] not in rail_names]
+    value = {"hca": spec or None, "rails": sorted(rail_names), "rails_from": source, "not_rails": not_rails}
     if not spec:
-        return Observation("", {"hca": None, "selected": [p["name"] for p in rails], "left_out": [],
-                                "foreign": [], "problem": False}, OK)
+        return Observation("", dict(value, selected=sorted(rail_names), left_out=[], foreign=[], problem=False), OK)
     choose = _prefix_filter(spec)
     selected = [p for p in ports if choose(str(p.get("device")), str(p.get("port")))]
-    rail_names = {p["name"] for p in rails}
     left_out = sorted(n for n in rail_names if n not in {p["name"] for p in selected})
     # A port whose link layer was not seen (a truncated paste) is neither a rail nor foreign.
     foreign = sorted(p["name"] for p in selected if p["name"] not in rail_names and p.get("link_layer") is not None)
-    value = {"hca": spec, "selected": [p["name"] for p in selected], "left_out": left_out,
-             "foreign": foreign, "problem": bool(left_out or foreign or not selected)}
-    return Observation("", value, OK)
+    problem = True if foreign or not selected else (None if left_out and devices is None else bool(left_out))
+    value.update(selected=[p["name"] for p in selected], left_out=left_out, foreign=foreign, problem=problem)
+    reason = f"rails from {source}" + ("; a port left out may be a storage port" if problem is None else "")
+    return Observation("", value, OK, reason=reason)
 
 
 def socket_ifname(inputs: Inputs) -> Observation:
@@ -191,10 +239,132 @@ def expected_busbw(inputs: Inputs) -> Observation:
                             "ratio": ratio}, OK)
 
 
+def nccl_version(inputs: Inputs) -> Observation:
+    """The job's NCCL version: the libnccl.so.X.Y.Z mapped by its processes, else the log's
+    `NCCL version` line. Unknown when neither says (a pip wheel maps a bare libnccl.so.2)."""
+    procs = inputs["nccl.processes"]
+    seen = Counter(p.get("nccl_version") for p in (procs.value or []) if p.get("nccl_version")) \
+        if procs.status == OK and isinstance(procs.value, list) else Counter()
+    if seen:
+        version = seen.most_common(1)[0][0]
+        return Observation("", {"version": version, "from": "/proc/PID/maps (libnccl)", "versions": sorted(seen)}, OK)
+    log = inputs["log.nccl"]
+    if log.status == OK and isinstance(log.value, dict) and log.value.get("version"):
+        return Observation("", {"version": log.value["version"], "from": "the log's NCCL version line",
+                                "versions": [log.value["version"]]}, OK)
+    return Observation("", None, MISSING, reason="no NCCL version: no job maps a versioned libnccl and no log says it")
+
+
+def _at_least(version, since: tuple) -> bool | None:
+    parsed = version_tuple(version)
+    return None if parsed is None else parsed >= since
+
+
+def gpudirect(inputs: Inputs) -> Observation:
+    """Whether NCCL can register GPU memory with the NIC: nvidia_peermem, or DMA-BUF (NCCL >= 2.13,
+    NCCL_DMABUF_ENABLE not 0, Linux >= 5.12, the NVIDIA open kernel module; domain.py). `usable`
+    is None when a condition of DMA-BUF is unknown and peermem is not loaded."""
+    peermem_obs = inputs["gpu.peermem"]
+    peermem = peermem_obs.value if peermem_obs.status == OK else None
+    log = inputs["log.nccl"].value if inputs["log.nccl"].status == OK and isinstance(inputs["log.nccl"].value, dict) else {}
+    if any("GDRDMA" in str(t) for t in log.get("transports") or []):
+        return Observation("", {"usable": True, "peermem": peermem, "dmabuf": None, "why": "the log shows NET/.../GDRDMA"}, OK)
+    version = (inputs["nccl.version"].value or {}).get("version") if inputs["nccl.version"].status == OK else None
+    ident = inputs["node.identity"].value if inputs["node.identity"].status == OK else {}
+    driver = inputs["gpu.driver"]
+    checks = {
+        "NCCL >= 2.13": _at_least(version, NCCL_DMABUF_SINCE),
+        "NCCL_DMABUF_ENABLE not 0": None if _env(inputs) is None else _vars(inputs).get("NCCL_DMABUF_ENABLE", "1").strip() != "0",
+        "Linux >= 5.12": _at_least((ident or {}).get("kernel"), KERNEL_DMABUF_SINCE),
+        "NVIDIA open kernel module": "open kernel module" in str(driver.value).lower() if driver.status == OK else None,
+    }
+    failed = [name for name, ok in checks.items() if ok is False]
+    dmabuf = False if failed else (None if None in checks.values() else True)
+    unknown = [name for name, ok in checks.items() if ok is None]
+    why = (f"DMA-BUF not usable: {', '.join(failed)} fails" if failed else
+           f"DMA-BUF unknown: {', '.join(unknown)} not known" if unknown else "DMA-BUF usable")
+    usable = True if peermem or dmabuf else (False if peermem is False and dmabuf is False else None)
+    return Observation("", {"usable": usable, "peermem": peermem, "dmabuf": dmabuf, "checks": checks,
+                            "nccl_version": version, "why": why}, OK, reason=why)
+
+
+def site_policy(inputs: Inputs) -> Observation:
+    """The declared fabric policy (site file, then --answer); {} when nothing is declared."""
+    site = inputs["site.declared"].value if inputs["site.declared"].status == OK else {}
+    answers = inputs["operator.answers"].value if inputs["operator.answers"].status == OK else {}
+    try:
+        return Observation("", declared(site, answers), OK)
+    except DoctorError as err:
+        return Observation("", None, ERROR, reason=str(err))
+
+
+def _upstream(bdf: str, bridges: list[dict]) -> dict | None:
+    """The bridge right above `bdf` in lspci -vvv: the narrowest secondary..subordinate range
+    holding its bus (same PCI domain)."""
+    domain, bus = bdf.rsplit(":", 2)[0], int(bdf.rsplit(":", 2)[1], 16)
+    above = [b for b in bridges if b["bdf"].rsplit(":", 2)[0] == domain
+             and b["secondary_bus"] is not None and b["secondary_bus"] <= bus <= b["subordinate_bus"]]
+    return min(above, key=lambda b: b["subordinate_bus"] - b["secondary_bus"], default=None)
+
+
+def pci_links(inputs: Inputs) -> Observation:
+    """Per RDMA NIC: its PCIe link against what the link can reach, the lower of the NIC's own
+    capability and its slot's (the upstream port's LnkCap in lspci -vvv). A Gen5 NIC in a Gen4
+    slot trains at 16 GT/s by design (PCIe base spec: a link runs at the highest rate both ends
+    support). Without the slot's capability a lower width is still a fault, a lower speed unknown."""
+    nics = inputs["pci.nics"]
+    if nics.status != OK:
+        return Observation("", None, nics.status, reason=f"pci.nics: {nics.reason or nics.status}")
+    lspci = inputs["pci.lspci"]
+    bridges = [d for d in lspci.value or [] if d.get("secondary_bus") is not None] if lspci.status == OK else []
+    out = []
+    for nic in nics.value:
+        bdf = str(nic.get("name") or "")
+        slot = ((_upstream(bdf, bridges) if bdf.count(":") == 2 else None) or {}).get("lnkcap") or {}
+        cur_s, max_s, cur_w, max_w = (nic.get(k) for k in ("current_speed_gts", "max_speed_gts", "current_width", "max_width"))
+        want_s = min(max_s, slot["speed_gts"]) if max_s and slot.get("speed_gts") else max_s
+        want_w = min(max_w, slot["width"]) if max_w and slot.get("width") else max_w
+        degraded = None if None in (cur_s, cur_w, want_s, want_w) else cur_w < want_w or cur_s < want_s
+        if degraded and not slot and cur_w >= want_w:
+            degraded = None  # slower than the NIC can go, and the slot's capability is not known
+        out.append({"name": bdf, "current_speed_gts": cur_s, "max_speed_gts": max_s, "slot_speed_gts": slot.get("speed_gts"),
+                    "current_width": cur_w, "max_width": max_w, "slot_width": slot.get("width"), "degraded": degraded})
+    return Observation("", out, OK)
+
+
+def iommu_mode(inputs: Inputs) -> Observation:
+    """How the IOMMU treats the NICs' and GPUs' DMA: 'translated' when a group is DMA or DMA-FQ,
+    'identity' (passthrough) or 'off'. /sys/bus/pci/devices/BDF/iommu_group/type
+    (Documentation/ABI/testing/sysfs-kernel-iommu_groups) decides; without it the command line
+    does only when it names the mode: none named is the kernel's build default, and on x86 that
+    translates (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so it stays unknown."""
+    types = []
+    for fact in ("pci.nics", "pci.gpus"):
+        obs = inputs[fact]
+        if obs.status == OK:
+            types += [str(r.get("iommu_type") or "").strip() for r in obs.value or []]
+    if any(t in ("DMA", "DMA-FQ") for t in types):
+        return Observation("", {"mode": "translated", "from": "iommu_group/type", "types": sorted(set(types))}, OK)
+    if types and all(t == "identity" for t in types):
+        return Observation("", {"mode": "identity", "from": "iommu_group/type", "types": ["identity"]}, OK)
+    if inputs["kernel.iommu_active"].status == OK and inputs["kernel.iommu_active"].value is False:
+        return Observation("", {"mode": "off", "from": "no IOMMU registered (/sys/class/iommu)", "types": []}, OK)
+    cmdline = inputs["kernel.cmdline"].value if inputs["kernel.cmdline"].status == OK else {}
+    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu"))
+    if named:
+        return Observation("", {"mode": named, "from": "/proc/cmdline", "types": []}, OK)
+    return Observation("", None, MISSING, reason="no iommu_group type readable and the command line names no IOMMU mode")
+
+
 DERIVATIONS = {
     "hca_selection": hca_selection,
     "socket_ifname": socket_ifname,
     "nccl_tuning": nccl_tuning,
     "gpu_nic_paths": gpu_nic_paths,
     "expected_busbw": expected_busbw,
+    "nccl_version": nccl_version,
+    "gpudirect": gpudirect,
+    "site_policy": site_policy,
+    "pci_links": pci_links,
+    "iommu_mode": iommu_mode,
 }

@@ -177,6 +177,7 @@ def check_process(label: str, position: int, data: object) -> ProcessInfo:
         env=dict(env),
         maps_nccl=c.field(data, "maps_nccl", lambda v: isinstance(v, bool), "true or false", False),
         env_readable=c.field(data, "env_readable", lambda v: isinstance(v, bool), "true or false", True),
+        nccl_lib=c.field(data, "nccl_lib", lambda v: isinstance(v, str), "a string", ""),
     )
 
 

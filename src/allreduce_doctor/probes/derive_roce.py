@@ -1,0 +1,261 @@
+"""Derived RoCE facts: the GID NCCL uses, PFC/trust/DSCP per netdev, and the priority NCCL's
+traffic lands on (with PFC and ECN there). Registered into derive.DERIVATIONS."""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.domain import NCCL_AUTO_GID_SINCE, nccl_auto_gid, version_tuple
+from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
+
+from allreduce_doctor.probes.derive_job import blocked_input as _blocked
+
+Inputs = dict[str, Observation]
+
+
+def gid_table(inputs: Inputs) -> Observation:
+    """One flat list of GID entries: port, index, gid, kind, ipv4, version, ndev."""
+    if (blocked := _blocked(inputs, "rdma.gid_values")) is not None:
+        return blocked
+    types = {r["name"]: r for r in inputs["rdma.gid_types"].value or []} if inputs["rdma.gid_types"].status == OK else {}
+    ndevs = {r["name"]: r for r in inputs["rdma.gid_ndevs"].value or []} if inputs["rdma.gid_ndevs"].status == OK else {}
+    entries = []
+    for record in inputs["rdma.gid_values"].value:
+        port = record["name"]
+        for index, gid in record.items():
+            if not str(index).isdigit() or not isinstance(gid, dict) or gid.get("kind") == "empty":
+                continue
+            gtype = (types.get(port) or {}).get(index) or {}
+            entries.append({
+                "port": port, "index": int(index), "gid": gid.get("gid"), "kind": gid.get("kind"),
+                "ipv4": gid.get("ipv4"), "version": gtype.get("version") if isinstance(gtype, dict) else None,
+                "ndev": (ndevs.get(port) or {}).get(index),
+            })
+    entries.sort(key=lambda e: (e["port"], e["index"]))
+    return Observation("", entries, OK)
+
+
+def _auto_gid(entries: list[dict], env_vars: dict, version) -> tuple[int | None, str]:
+    """The index NCCL picks when NCCL_IB_GID_INDEX is unset, by its version (domain.py)."""
+    parsed = version_tuple(version)
+    if parsed is None:
+        return None, "NCCL version unknown: its automatic GID choice cannot be emulated"
+    if parsed < NCCL_AUTO_GID_SINCE:
+        return 0, f"NCCL {version} uses GID index 0 unless NCCL_IB_GID_INDEX is set"
+    if env_vars.get("NCCL_IB_ADDR_RANGE"):
+        return None, "NCCL_IB_ADDR_RANGE filters the GIDs; not emulated"
+    family = env_vars.get("NCCL_IB_ADDR_FAMILY") or "AF_INET"
+    roce = str(env_vars.get("NCCL_IB_ROCE_VERSION_NUM") or "2").strip()
+    table = {e["index"]: e for e in entries}
+    index = nccl_auto_gid(table, family if family in ("AF_INET", "AF_INET6") else "AF_INET", int(roce) if roce.isdigit() else 2)
+    return index, f"NCCL {version} picks the {family} RoCE v{roce} GID on its own"
+
+
+def gid_choice(inputs: Inputs) -> Observation:
+    """Per RoCE compute port: the GID NCCL will use and whether it routes (v2 + IPv4/global)."""
+    if (blocked := _blocked(inputs, "rdma.gids", "rdma.compute_ports", "nccl.env")) is not None:
+        return blocked
+    env_vars = inputs["nccl.env"].value.get("vars") or {}
+    pinned = env_vars.get("NCCL_IB_GID_INDEX")
+    version = (inputs["nccl.version"].value or {}).get("version") if inputs["nccl.version"].status == OK else None
+    by_port: dict[str, list] = {}
+    for entry in inputs["rdma.gids"].value:
+        by_port.setdefault(entry["port"], []).append(entry)
+    choices = []
+    for port in inputs["rdma.compute_ports"].value:
+        if port.get("link_layer") != "Ethernet":
+            continue
+        entries = by_port.get(port["name"], [])
+        good = [e for e in entries if e.get("version") == 2 and e.get("kind") in ("ipv4", "global")]
+        best = next((e for e in good if e["kind"] == "ipv4"), good[0] if good else None)
+        choice = {"name": port["name"], "port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
+        if pinned is None or str(pinned).strip() in ("", "-1"):
+            idx, how = _auto_gid(entries, env_vars, version)
+            choice.update(mode="auto", how=how, nccl_version=version)
+        else:
+            try:
+                idx = int(str(pinned).strip())
+            except ValueError:
+                idx = None
+            choice.update(mode="pinned")
+        entry = next((e for e in entries if e["index"] == idx), None)
+        routable = bool(entry and entry.get("version") == 2 and entry.get("kind") in ("ipv4", "global"))
+        choice.update(index=idx, kind=entry and entry.get("kind"), version=entry and entry.get("version"),
+                      routable=None if idx is None and choice["mode"] == "auto" else routable)
+        choices.append(choice)
+    return Observation("", choices, OK if choices else NOT_APPLICABLE, reason="" if choices else "no RoCE compute ports")
+
+
+def qos(inputs: Inputs) -> Observation:
+    """PFC, trust and DSCP map per netdev, from mlnx_qos or else iproute2 dcb."""
+    mlnx = inputs["net.qos_mlnx"]
+    if mlnx.status == OK:
+        records = [dict(r, source="mlnx_qos") for r in mlnx.value if r.get("_status") is None]
+        if records:
+            return Observation("", records, OK, source=mlnx.source)
+    pfc, app = inputs["net.pfc_dcb"], inputs["net.app_dcb"]
+    if pfc.status == OK:
+        apps = {r["name"]: r for r in (app.value or [])} if app.status == OK else {}
+        records = []
+        for r in pfc.value:
+            if r.get("_status") is not None:
+                continue
+            a = apps.get(r["name"], {})
+            records.append({"name": r["name"], "pfc_enabled": r.get("pfc_enabled"),
+                            "trust": a.get("trust") or "pcp", "dscp2prio": a.get("dscp2prio") or {}, "source": "dcb"})
+        if records:
+            return Observation("", records, OK, source=pfc.source)
+    reasons = "; ".join(f"{o.fact}: {o.reason or o.status}" for o in (mlnx, pfc) if o.status != OK)
+    status = NOT_APPLICABLE if mlnx.status == NOT_APPLICABLE else MISSING
+    return Observation("", None, status, reason=reasons or "no QoS tool output")
+
+
+def _enabled_prios(record: dict | None) -> list[int]:
+    if not record:
+        return []
+    return sorted(int(k) for k, v in record.items() if str(k).isdigit() and v == 1)
+
+
+def _traffic_class(env: dict | None, tc_text) -> int | None:
+    """NCCL_IB_TC as an integer; unset or -1 means TC 0 (NCCL's default: NCCL_PARAM(IbTc, "IB_TC", 0)
+    before v2.26.2-1, -1 = the communicator's class else 0 since, src/transport/net_ib.cc);
+    None when unknown."""
+    if env is None:
+        return None
+    if tc_text is None or not str(tc_text).strip() or str(tc_text).strip() == "-1":
+        return 0
+    try:
+        return int(str(tc_text).strip(), 0)
+    except ValueError:
+        return None
+
+
+_GLOBAL_TCLASS = re.compile(r"Global tclass=(\d+)")
+
+
+def _global_tclass(inputs: Inputs) -> dict[str, int]:
+    """'dev/port' -> the MLNX_OFED driver's global traffic class, when one is set. mlx5
+    tclass_get_tclass_locked() (mlnx-ofa_kernel drivers/infiniband/hw/mlx5/main_ext.c) applies
+    it to every RoCE QP whatever the application asked; the file is empty when none is set."""
+    obs = inputs.get("rdma.tclass")
+    if obs is None or obs.status != OK or not isinstance(obs.value, list):
+        return {}
+    found = {}
+    for rec in obs.value:
+        m = _GLOBAL_TCLASS.search(str(rec.get("traffic_class") or ""))
+        if m and int(m.group(1)) <= 255:
+            found[rec.get("name")] = int(m.group(1))
+    return found
+
+
+def _busiest_priority(inputs: Inputs) -> dict[str, int]:
+    """netdev -> the priority that carried at least half of the transmitted bytes in the window
+    (mlx5 tx_prio{N}_bytes): where the traffic really went, whatever the environment said
+    (/proc/PID/environ misses variables a launcher sets after exec, proc_pid_environ(5))."""
+    obs = inputs.get("net.ethtool_stats")
+    if obs is None or obs.status != OK or not isinstance(obs.value, list):
+        return {}
+    out = {}
+    for rec in obs.value:
+        delta = rec.get("delta") if isinstance(rec, dict) else None
+        if not isinstance(delta, dict):
+            continue
+        sent = {p: delta.get(f"tx_prio{p}_bytes") for p in range(8)}
+        sent = {p: v for p, v in sent.items() if isinstance(v, (int, float)) and v > 0}
+        total = sum(sent.values())
+        if total:
+            prio, most = max(sent.items(), key=lambda kv: kv[1])
+            if most * 2 >= total:
+                out[rec.get("name")] = prio
+    return out
+
+
+def roce_priority(inputs: Inputs) -> Observation:
+    """Per RoCE compute netdev: the traffic class (driver's global class, else NCCL_IB_TC, else the
+    site's declared one) -> DSCP -> priority, PFC/ECN on it, and the declared RoCE mode."""
+    if (blocked := _blocked(inputs, "rdma.compute_ports", "net.qos")) is not None:
+        return blocked
+    env = inputs["nccl.env"].value if inputs["nccl.env"].status == OK else None
+    tc_text = ((env or {}).get("vars") or {}).get("NCCL_IB_TC")
+    policy = inputs["site.policy"].value or {} if inputs["site.policy"].status == OK else {}
+    tc_from = "NCCL_IB_TC" if tc_text is not None else "NCCL's default (NCCL_IB_TC unset)"
+    if tc_text is None and policy.get("nccl_ib_tc") is not None:
+        tc_text, tc_from = str(policy["nccl_ib_tc"]), f"the declared nccl_ib_tc ({policy.get('source')})"
+        env = env or {}
+    elif env is not None and not env.get("job_found") and tc_text is None:
+        env = None  # no job and no config: the traffic class NCCL would use is unknown
+    global_tc = _global_tclass(inputs)
+    qos_by = {r["name"]: r for r in inputs["net.qos"].value}
+    np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
+    rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
+    out = []
+    ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
+    if ports and not any(p.get("netdev") in qos_by for p in ports):
+        # Which netdev belongs to which port is not known (pasted mlnx_qos without ibdev2netdev):
+        # each QoS record still says what PFC does on that RoCE netdev.
+        ports = [{"netdev": name, "name": None, "link_layer": "Ethernet"} for name in qos_by]
+    for port in ports:
+        netdev = port.get("netdev")
+        if not netdev:
+            continue
+        q = qos_by.get(netdev) or {}
+        tc, source = _traffic_class(env, tc_text), tc_from
+        if port["name"] in global_tc:
+            tc, source = global_tc[port["name"]], "the driver's global traffic class (tc/1/traffic_class)"
+        dscp = None if tc is None else tc >> 2
+        trust = q.get("trust")
+        if trust == "dscp" and dscp is not None:
+            prio = (q.get("dscp2prio") or {}).get(str(dscp), dscp >> 3)
+        elif trust == "pcp":
+            sl = ((env or {}).get("vars") or {}).get("NCCL_IB_SL", "0")
+            prio = int(sl) if str(sl).isdigit() else None
+        else:
+            prio = None
+        pfc = q.get("pfc_enabled")
+        np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
+        out.append({
+            "name": netdev, "port": port["name"], "tc": tc, "tc_from": source, "dscp": dscp, "trust": trust,
+            "priority": prio, "pfc_enabled": pfc,
+            "pfc_on_priority": None if prio is None or pfc is None else prio in pfc,
+            "pfc_on_any": None if pfc is None else bool(pfc),
+            "declared_lossy": policy.get("roce_mode") == "lossy",
+            "declared_priority": policy.get("pfc_priority"),
+            "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
+            "ecn_on_priority": None if prio is None or netdev not in np_by or netdev not in rp_by
+            else prio in np_on and prio in rp_on,
+            "ecn_ect": None if tc is None else bool(tc & 0b11),
+        })
+    if not out:
+        return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
+    return Observation("", out, OK)
+
+
+def roce_traffic(inputs: Inputs) -> Observation:
+    """roce.priority confirmed by the window's bytes: where NCCL_IB_TC was not seen (a launcher
+    may set it after exec, which /proc/PID/environ does not show, proc_pid_environ(5)), the
+    priority that carried at least half of the bytes is NCCL's priority. Kept apart from
+    roce.priority so that a settings-only run (healthcheck) still decides from the settings."""
+    if (blocked := _blocked(inputs, "roce.priority")) is not None:
+        return blocked
+    busiest = _busiest_priority(inputs)
+    out = []
+    for row in inputs["roce.priority"].value:
+        prio, source = row.get("priority"), "settings"
+        if str(row.get("tc_from", "")).startswith("NCCL's default") and row["name"] in busiest:
+            prio, source = busiest[row["name"]], "tx_prioN_bytes"
+        pfc, np_on, rp_on = row.get("pfc_enabled"), row.get("ecn_np"), row.get("ecn_rp")
+        out.append({"name": row["name"], "priority": prio, "from": source, "busiest_priority": busiest.get(row["name"]),
+                    "pfc_mismatch": None if prio is None or pfc is None else
+                    bool(pfc) and prio not in pfc and not row.get("declared_lossy"),
+                    "ecn_off": None if prio is None or np_on is None or rp_on is None else
+                    prio not in np_on or prio not in rp_on})
+    return Observation("", out, OK)
+
+
+DERIVATIONS = {
+    "roce_traffic": roce_traffic,
+    "gid_table": gid_table,
+    "gid_choice": gid_choice,
+    "qos": qos,
+    "roce_priority": roce_priority,
+}
