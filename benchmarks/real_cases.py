@@ -41,8 +41,7 @@ def diagnose_case(doctor, case: dict) -> dict:
     except DoctorError as exc:
         return {"top": [], "refused": str(exc)}
     options = Options(evidence=result.observations, evidence_report=result.report, interval=0)
-    if case.get("symptom"):
-        options.answers = {"symptom": case["symptom"]}
+    options.symptom = case.get("symptom")
     data = Session(doctor, EmptyHost(), options).diagnose().to_dict()
     first = (data.get("root_cause") or {}).get("id") or (data.get("healthy") or {}).get("id")
     ranked = [first] if first else []

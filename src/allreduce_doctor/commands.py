@@ -16,7 +16,8 @@ def session_from_args(args, interactive: bool = False):
     from allreduce_doctor.progress import stderr_progress
     from allreduce_doctor.session import Options, Session, parse_answers
 
-    options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot)
+    options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot,
+                      symptom=getattr(args, "symptom", None))
     if args.evidence:
         from allreduce_doctor.evidence import load_evidence
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from allreduce_doctor.evidence import nccl_errors
+from allreduce_doctor.evidence import nccl_errors, signatures
 from allreduce_doctor.evidence.lines import Examples, Where
 
 MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
@@ -40,6 +40,8 @@ _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_
                "gid_change", "port_event", "rdma_core_symbols", "fabric_manager"}
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                            r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
+# A connection line quoted without its NCCL prefix: `9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`.
+_BARE_CONN_RE = re.compile(r"\b\d+(?:\[\w+\])? -> \d+(?:\[\w+\])? (?:\[(?:send|receive)\] )?via (\S+)")
 _STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?")
 MAX_HOSTS = 20000
 
@@ -54,8 +56,9 @@ def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
     head = text[: m.start()].rstrip(" _*`")
     src = ""
     last = head.rsplit(None, 1)[-1] if head else ""
-    if _SRC_RE.fullmatch(last):
-        src, head = last.rsplit(":", 1)[0], head[: -len(last)].rstrip()
+    tail = _SRC_RE.search(last)  # a launcher tag may be glued on: `[1,3]<stdout>:transport/nvls.cc:165`
+    if tail is not None and tail.end() == len(last):
+        src, head = tail.group(0).rsplit(":", 1)[0], head[: -len(tail.group(0))].rstrip()
     host = dev = None
     if head.endswith("]"):
         open_at = head.rfind("[")
@@ -127,20 +130,29 @@ class NcclLog:
     def feed_quiet(self, text: str, where: str) -> bool:
         """feed() for a line already counted (the bulk path counts whole blocks)."""
         parts = split(text)
-        if parts is None:
+        if parts is None:  # a line naming NCCL without its prefix: a version, a library's error
             m = VERSION_RE.search(text)
             if m is not None:
                 self._version(m, where)
-                return True
-            if "libibverbs: Warning" in text:  # rdma-core's own stderr, printed among NCCL's lines
-                self._failure("WARN", "", text.strip(), None, where)
-                return True
-            return False
+            signal = self.bare(text, where)
+            return m is not None or signal
         host, dev, level, src, msg = parts
         if host is not None:
             self.add_host(host, dev)
         self.message(host, level, src, msg, where)
         return True
+
+    def bare(self, text: str, where: str) -> bool:
+        """A line without NCCL's prefix that still carries a signal: a signature (a pasted WARN
+        message, a CUDA or rdma-core error, a kernel line) or a quoted connection line."""
+        if signatures.match(text) is not None:
+            self._failure("WARN", "", text.strip(), None, where)
+            return True
+        m = _BARE_CONN_RE.search(text)
+        if m is not None:
+            self.connection(m.group(1))
+            return True
+        return False
 
     def summary_line(self, msg: str, count: int, where: str) -> None:
         """A message many ranks printed, read once: `Using network X`, `NET/Plugin ...`, channel counts."""
