@@ -104,6 +104,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         finding.contradicting = against.get(finding.cause, [])[:3]
     # Findings the sweep made that the ranking did not take keep their place after the candidates.
     rest = [f for f in diag.findings if f.cause not in {r.cause for r in ranked}]
+    for finding in rest:
+        if finding.cause == decided:  # decided, but not what the job failed on: still a fact
+            finding.confidence, finding.next_step = "high", _verify(causes, decided)
     diag.findings = ranked + rest
     if not ranked:
         # A measured result at the hardware's limit is a finding; "every check passed" is not one
@@ -143,7 +146,7 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
             continue
         leaf = rs.node(node.outcomes[other].target)
         if isinstance(leaf, CauseLeaf):
-            sources = ", ".join(f["source"] for f in step.facts if f.get("source")) or step.node
+            sources = ", ".join(dict.fromkeys(f["source"] for f in step.facts if f.get("source"))) or step.node
             out.setdefault(leaf.cause, []).append(f"{sources}: {step.title} -> {step.outcome}")
     return out
 
@@ -161,7 +164,7 @@ def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str
         for label in ("yes", "no"):
             leaf = rs.node(node.outcomes[label].target) if label in node.outcomes else None
             if isinstance(leaf, CauseLeaf):
-                sources = ", ".join(f["source"] for f in step.facts if f.get("source")) or step.node
+                sources = ", ".join(dict.fromkeys(f["source"] for f in step.facts if f.get("source"))) or step.node
                 out.append((leaf.cause, f"{sources}: {step.title} -> unknown",
                             f"decide '{step.title}': {reasons.get(step.node, 'the deciding fact is not in the text')}"))
     return out
