@@ -16,12 +16,15 @@ favours the causes that give it.
 
 from __future__ import annotations
 
+import re
+
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
 from allreduce_doctor.runbook.model import CauseLeaf, RunbookSet
 from allreduce_doctor.status import INCONCLUSIVE
 
 MAX_CANDIDATES = 3
+_LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "cuda_failure", "completion_flush", "completion_error", "ofi_error",
@@ -145,9 +148,11 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
         if other not in node.outcomes:
             continue
         leaf = rs.node(node.outcomes[other].target)
-        if isinstance(leaf, CauseLeaf):
-            sources = ", ".join(dict.fromkeys(f["source"] for f in step.facts if f.get("source"))) or step.node
-            out.setdefault(leaf.cause, []).append(f"{sources}: {step.title} -> {step.outcome}")
+        # Only lines of the text speak against a cause: a check that said no because nothing was
+        # pasted (no FILE:LINE behind it) proves nothing.
+        lines = [f["source"] for f in step.facts if _LINE_RE.search(str(f.get("source") or ""))]
+        if isinstance(leaf, CauseLeaf) and lines:
+            out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
     return out
 
 
