@@ -35,6 +35,8 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
                    help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
                    "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")
     p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
+    p.add_argument("--symptom", choices=("hang", "slow", "crash", "error"),
+                   help="what the job showed: narrows the candidate causes of pasted text")
     p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
 
 

@@ -20,7 +20,7 @@ def session_from_args(args, interactive: bool = False):
 
     site = load_site(args.site) if args.site else load_site(DEFAULT_SITE, required=False)
     options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot,
-                      site=site)
+                      site=site, symptom=getattr(args, "symptom", None))
     if args.evidence:
         from allreduce_doctor.evidence import load_evidence
 

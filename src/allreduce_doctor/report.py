@@ -83,7 +83,16 @@ def render_text(d: dict) -> str:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
             out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
             out.append(f"      [{row.get('status')}] {_source(row.get('source'))}")
-    findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
+    ranked = [f for f in d.get("findings", []) if f.get("confidence")]
+    if ranked:
+        out += ["", "Candidates (most likely first):"]
+        for i, f in enumerate(ranked, 1):
+            out.append(f"  {i}. {f['cause']} ({f['confidence']} confidence): {f.get('title', '')}")
+            out += [f"       for:     {line}" for line in f.get("supporting") or []]
+            out += [f"       against: {line}" for line in f.get("contradicting") or []]
+            if f.get("next_step"):
+                out.append(f"       next:    {f['next_step']}")
+    findings = [f for f in d.get("findings", []) if not f.get("confidence") and (not rc or f.get("cause") != rc.get("id"))]
     if findings:
         out += ["", "Also found (secondary findings):"]
         out += [f"  - {f['cause']} ({f.get('severity')}, owner: {f.get('owner')}): {f.get('title', '')}" for f in findings]

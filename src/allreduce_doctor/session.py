@@ -33,6 +33,7 @@ class Options:
     progress: Progress | None = None  # probe progress callback (the TUI's, or stderr's)
     deadline: float | None = None  # time.monotonic() value: probes not started by then stay unknown
     site: dict = field(default_factory=dict)  # the declared fabric policy (site.load_site), {} when none
+    symptom: str | None = None  # hang | slow | crash | error: what the reporter saw (ranks candidates)
 
     def __post_init__(self) -> None:
         check_interval(self.interval)
@@ -97,6 +98,12 @@ class Session:
         fabric = self._fabric()
         branch = [BRANCHES[fabric]] if fabric in BRANCHES else []
         diagnosis = walk(self.doctor.runbooks, self.observations, self.options.answers, also_sweep=branch)
+        if self.options.evidence and self.host.kind == "evidence":  # pasted text alone: a ranked differential
+            from allreduce_doctor.evidence.differential import rank
+
+            log, ports = self.observations.get("log.nccl"), self.observations.get("rdma.compute_ports")
+            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self.options.symptom,
+                 ports.value if ports.ok else None)
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report

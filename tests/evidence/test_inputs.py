@@ -61,8 +61,9 @@ def test_stdin_twice():
 
 
 def test_the_message_wording():
-    assert NOTHING == ("nothing recognized as NCCL logs, nccl-tests output or RDMA tool output; "
-                       "paste NCCL_DEBUG=INFO output or tool output")
+    assert NOTHING == ("no NCCL, RDMA or CUDA signal in this text; paste the NCCL_DEBUG=INFO "
+                       "NCCL_DEBUG_SUBSYS=INIT,NET output of one failing rank, `ibstat`, `show_gids` or the "
+                       "all_reduce_perf table")
 
 
 def test_crlf_and_latin1(tmp_path):

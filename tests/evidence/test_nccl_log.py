@@ -77,7 +77,7 @@ def test_socket_after_a_failure_is_the_network(tmp_path):
     nccl = facts(tmp_path, log)["log.nccl"]
     assert nccl["network"] == "Socket"
     assert nccl["errors"]["libibverbs_missing"] == {
-        "count": 1, "causes": ["container_missing_libibverbs"], "blocking": False,
+        "count": 1, "causes": ["container_missing_libibverbs", "socket_fallback"], "blocking": False,
         "first": "Failed to open libibverbs.so[.1]", "source": f"{tmp_path}/paste.txt:1", "hosts": [], "details": []}
 
 

@@ -27,7 +27,8 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_ships_runbooks_probes_and_examples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for data in ("runbooks/trunk.yaml", "runbooks/ib.yaml", "runbooks/roce.yaml", "runbooks/catalogue/causes.yaml", "probes/rdma.yaml",
-                 "probes/enumerators.yaml", "examples/roce-pfc-off.tar.gz"):
+                 "probes/enumerators.yaml", "examples/roce-pfc-off.tar.gz", "signatures/signatures.yaml",
+                 "signatures/candidates.yaml"):
         assert f"allreduce_doctor/data/{data}" in names
 
 

@@ -208,7 +208,8 @@ def test_diagnosis_round_trips_through_json(example_set):
         "inconclusive", "unanswered", "runbooks", "context",
     }
     assert set(data["path"][0]) == {"node", "kind", "title", "outcome", "means", "value", "facts"}
-    assert set(data["findings"][0]) == {"cause", "title", "severity", "owner", "node", "value"}
+    assert set(data["findings"][0]) == {"cause", "title", "severity", "owner", "node", "value",
+                                        "confidence", "supporting", "contradicting", "next_step"}
     assert set(data["evidence"][0]) == {"node", "fact", "observed", "expected", "source", "status", "reason"}
     again = Diagnosis.from_dict(data)
     assert again == Diagnosis.from_dict(again.to_dict())

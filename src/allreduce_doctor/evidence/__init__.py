@@ -5,8 +5,9 @@ environment and launcher lines) turned into Observations, so the same runbooks d
     result.observations  # Observation per fact (log.nccl, log.env, ... and node facts such as tools.ibstat)
     result.report        # JSON-safe: what was recognized where, and what could not be placed
 
-A file is read as a stream (memory stays flat whatever its size). A file in which nothing is
-recognized is an error (EvidenceError, a DoctorError): the user gave the wrong file.
+A file is read as a stream (memory stays flat whatever its size). Any line with a signal counts
+(signatures/signatures.yaml), wherever it stands: a lone line, prose, a mail quote, a comment. A
+file with no signal at all is an error (EvidenceError, a DoctorError, exit 2) that says what to paste.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from allreduce_doctor.evidence.reader import EvidenceError
 from allreduce_doctor.observations import Observation
 
-NOTHING = ("nothing recognized as NCCL logs, nccl-tests output or RDMA tool output; "
-           "paste NCCL_DEBUG=INFO output or tool output")
+NOTHING = ("no NCCL, RDMA or CUDA signal in this text; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET "
+           "output of one failing rank, `ibstat`, `show_gids` or the all_reduce_perf table")
 EMPTY = "the file is empty; paste NCCL_DEBUG=INFO output or tool output"
 
 

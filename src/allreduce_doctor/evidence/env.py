@@ -13,29 +13,29 @@ from __future__ import annotations
 import re
 
 from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.parsers.nccl_env import (
+    CHAIN_RE,
+    CONTAINER_RE,
+    EXPORT_LIST_RE,
+    FLAG_RE,
+    GENV_RE,
+    GPUS_RE,
+    HOSTS_RE,
+    K8S_NAME_RE,
+    K8S_VALUE_RE,
+    LAUNCH_RE,
+    LEAD_RE,
+    NODES_RE,
+    NP_RE,
+    PERNODE_RE,
+    PROMPT_RE,
+    PYENV_RE,
+    REPORTED_RE,
+    SPACED_RE,
+    TEST_RE,
+    YAML_MAP_RE,
+)
 
-_VALUE = r"""("[^"]*"|'[^']*'|[^\s;&|#`]+)"""
-_PROMPT_RE = re.compile(r"^\s*(?:[\w.@-]*[$#>]\s+|\$\s*)?(?:sudo\s+(?:-E\s+)?)?")
-_LEAD_RE = re.compile(rf"^(?:export\s+|set\s+|ENV\s+|env\s+)?(NCCL_[A-Z0-9_]+)={_VALUE}")
-_SPACED_RE = re.compile(rf"^(?:setenv|ENV)\s+(NCCL_[A-Z0-9_]+)\s+{_VALUE}")
-_CHAIN_RE = re.compile(rf"^(NCCL_[A-Z0-9_]+)={_VALUE}\s*")
-_FLAG_RE = re.compile(rf"(?:^|\s)(?:-x|--env|-e)\s*(NCCL_[A-Z0-9_]+)(?:={_VALUE})?")
-_GENV_RE = re.compile(rf"(?:^|\s)-genv\s+(NCCL_[A-Z0-9_]+)\s+{_VALUE}")
-_EXPORT_LIST_RE = re.compile(r"--export[=\s]\S*")
-_PYENV_RE = re.compile(rf"""environ(?:\[|\.setdefault\(|\.update\(\{{?)\s*["'](NCCL_[A-Z0-9_]+)["']\s*[\],:]?\s*=?\s*["']([^"']*)["']""")
-_REPORTED_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S+?)\.?\s*$")
-_CONTAINER_RE = re.compile(r"^(?:\S*/)?(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b")
-_K8S_NAME_RE = re.compile(r"^\s*-?\s*name:\s*[\"']?(NCCL_[A-Z0-9_]+)[\"']?\s*$")
-_K8S_VALUE_RE = re.compile(r"""^\s*value:\s*["']?([^"'\s]*)["']?\s*$""")
-_YAML_MAP_RE = re.compile(r"""^\s*(NCCL_[A-Z0-9_]+):\s*["']?([^"'\s#]+)["']?\s*$""")
-_LAUNCH_RE = re.compile(r"^(?:\S*/)?(mpirun|mpiexec|srun|torchrun|horovodrun|deepspeed|python3?|\w+_perf(?:_mpi)?)(?:\s|$)")
-_NP_RE = re.compile(r"(?:^|\s)(?:-np|-n|--np|--ntasks)[=\s]+(\d+)")
-_HOSTS_RE = re.compile(r"(?:^|\s)(?:-H|--host|-host)[=\s]+([\w.,:-]+)")
-_NODES_RE = re.compile(r"(?:^|\s)(?:-N|--nodes|--nnodes)[=\s]+(\d+)")
-_PERNODE_RE = re.compile(r"(?:^|\s)(?:--nproc[_-]per[_-]node|--ntasks-per-node|-npernode|--npernode|-ppn|--map-by\s+ppr:)"
-                         r"[=\s:]*(\d+)")
-_TEST_RE = re.compile(r"\b(\w+)_perf(?:_mpi)?\b")
-_GPUS_RE = re.compile(r"(?:^|\s)-g[=\s]+(\d+)")
 
 
 def _clean(value: str | None) -> str | None:
@@ -72,42 +72,42 @@ class EnvLog:
 
     def feed(self, text: str, where: str) -> str | None:
         """Take one line; returns 'env', 'command' or None when it sets nothing."""
-        line = _PROMPT_RE.sub("", text, count=1).rstrip()
+        line = PROMPT_RE.sub("", text, count=1).rstrip()
         found = False
         if self._k8s_name:
-            m = _K8S_VALUE_RE.match(line)
+            m = K8S_VALUE_RE.match(line)
             if m:
                 self.set(self._k8s_name, m.group(1), where)
                 found = True
             self._k8s_name = None
-        m = _REPORTED_RE.search(line)
+        m = REPORTED_RE.search(line)
         if m:
             self.set(m.group(1), m.group(2), where, from_nccl=True)
             return "env"
-        m = _K8S_NAME_RE.match(line)
+        m = K8S_NAME_RE.match(line)
         if m:
             self._k8s_name = m.group(1)
             self.where.add(where)
             return "env"
-        m = _YAML_MAP_RE.match(line)
+        m = YAML_MAP_RE.match(line)
         if m:
             self.set(m.group(1), m.group(2), where)
             return "env"
         rest = self._leading(line, where)
         found |= rest is not line
-        for m in _FLAG_RE.finditer(line):
+        for m in FLAG_RE.finditer(line):
             self.set(m.group(1), m.group(2), where)
             found = True
-        for m in _GENV_RE.finditer(line):
+        for m in GENV_RE.finditer(line):
             self.set(m.group(1), m.group(2), where)
             found = True
-        for chunk in _EXPORT_LIST_RE.findall(line):  # Slurm: --export=ALL,NCCL_A=1,NCCL_B=2
+        for chunk in EXPORT_LIST_RE.findall(line):  # Slurm: --export=ALL,NCCL_A=1,NCCL_B=2
             for item in chunk[9:].split(","):
                 name, sep, value = item.partition("=")
                 if sep and re.fullmatch(r"NCCL_[A-Z0-9_]+", name):
                     self.set(name, value, where)
                     found = True
-        for m in _PYENV_RE.finditer(line):
+        for m in PYENV_RE.finditer(line):
             self.set(m.group(1), m.group(2), where)
             found = True
         launched = self._launch(rest.lstrip(), line, where)
@@ -117,33 +117,33 @@ class EnvLog:
 
     def _leading(self, line: str, where: str) -> str:
         """Take the assignments a line starts with; returns the rest (the line itself if none)."""
-        m = _LEAD_RE.match(line) or _SPACED_RE.match(line)
+        m = LEAD_RE.match(line) or SPACED_RE.match(line)
         if not m:
             return line
         self.set(m.group(1), m.group(2), where)
         rest = line[m.end():].lstrip()
         while True:  # NCCL_A=1 NCCL_B=2 cmd ...
-            m = _CHAIN_RE.match(rest)
+            m = CHAIN_RE.match(rest)
             if not m:
                 return rest
             self.set(m.group(1), m.group(2), where)
             rest = rest[m.end():]
 
     def _launch(self, command: str, line: str, where: str) -> bool:
-        if _CONTAINER_RE.match(command):  # does the container get the RDMA devices?
+        if CONTAINER_RE.match(command):  # does the container get the RDMA devices?
             self.launch["container"] = {"ib_devices": "/dev/infiniband" in line or "--privileged" in line,
                                         "host_network": "--network=host" in line or "--net=host" in line,
                                         "source": where}
             self.where.add(where)
             return True
-        if not _LAUNCH_RE.match(command) or len(line) > 4000:
+        if not LAUNCH_RE.match(command) or len(line) > 4000:
             return False
         info = self.launch
-        for key, rx in (("np", _NP_RE), ("nodes", _NODES_RE), ("per_node", _PERNODE_RE), ("gpus_per_proc", _GPUS_RE)):
+        for key, rx in (("np", NP_RE), ("nodes", NODES_RE), ("per_node", PERNODE_RE), ("gpus_per_proc", GPUS_RE)):
             hit = rx.search(line)
             if hit:
                 info.setdefault(key, int(hit.group(1)))
-        hit = _HOSTS_RE.search(line)
+        hit = HOSTS_RE.search(line)
         if hit and "hosts" not in info:
             hosts = [h.split(":")[0] for h in hit.group(1).split(",") if h]
             slots = [int(h.split(":")[1]) for h in hit.group(1).split(",") if h.count(":") == 1
@@ -151,7 +151,7 @@ class EnvLog:
             info["hosts"] = hosts[:256]
             if slots and len(slots) == len(hosts):
                 info.setdefault("per_node", max(slots))
-        test = _TEST_RE.search(line)
+        test = TEST_RE.search(line)
         if test and "test" not in info:
             info["test"] = test.group(1)
         info.setdefault("source", where)

@@ -16,7 +16,9 @@ from allreduce_doctor.evidence import checks
 from allreduce_doctor.evidence.nccl import NcclLog, _net_family
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
-_CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error", "remote_error")
+# RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
+# is not one: NCCL returns it for any transport when a peer leaves (src/init.cc ncclGetErrorString).
+_CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error")
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
 
 
@@ -194,7 +196,8 @@ def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: di
     failures = bool(counts)
     suspect: str | None = ""
     if failures:
-        if fab != "ib" and (gid_info["verdict"] == "bad" or gid_info["verdict"] == "default"):
+        # NCCL's default GID (index 0 before 2.21) is only a suspect where the fabric is RoCE.
+        if (fab != "ib" and gid_info["verdict"] == "bad") or (fab == "roce" and gid_info["verdict"] == "default"):
             suspect = "gid"
         elif cross and env.get("NCCL_CROSS_NIC") != "0":
             suspect = "cross_rail"

@@ -1,9 +1,5 @@
-"""NCCL_DEBUG=INFO lines: find the NCCL marker anywhere in a line (so any prefix works: host:pid:tid
-[dev], mpirun --tag-output, Slurm task ids, timestamps, log shippers), then read the message.
-
-Every NCCL version's wording seen in the wild is accepted: `Ring 00 : 0 -> 1 via NET/IB/0` (2.3),
-`Channel 00 : 0[1a000] -> 1[1b000] via P2P/IPC` (2.4-2.11), `Channel 00/0 : 0[0] -> 8[0] [send] via
-NET/IB/0/GDRDMA` (2.12+). What the log says is kept in NcclLog, bounded in size whatever the log's.
+"""NCCL_DEBUG=INFO lines, read with the grammar of parsers/nccl_log.py (every NCCL version's wording
+seen in the wild): what the log says is kept in NcclLog, bounded in size whatever the log's.
 """
 
 from __future__ import annotations
@@ -11,67 +7,42 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from allreduce_doctor.evidence import nccl_errors
+from allreduce_doctor.evidence import nccl_errors, signatures
 from allreduce_doctor.evidence.lines import Examples, Where
+from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the grammar, re-exported
+    BARE_CONN_RE,
+    BOOT_RE,
+    CHANNELS_RE,
+    COMM_RE,
+    CONN_RE,
+    ENV_RE,
+    GDR_RE,
+    HCA_RE,
+    IFACE_RE,
+    LIST_RE,
+    NETBW_RE,
+    NETUSE_RE,
+    NETWORK_RE,
+    NRANKS_RE,
+    OLD_IFACE_RE,
+    PATTERN_RE,
+    QPDBG_RE,
+    TRACE_RE,
+    VERSION_RE,
+    split,
+)
 
-MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
-_SRC_RE = re.compile(r"[\w./+-]+\.(?:cc|c|h|cu|cpp|cxx|hpp):\d+")
-VERSION_RE = re.compile(r"NCCL version:?\s*v?(\d+)\.(\d+)\.(\d+)([^\s)]*)")
-_CONN_RE = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? ?: ?(\d+)(?:\[\w+\])? -> (\d+)(?:\[\w+\])?.*? via (.+?)\s*$")
-_LIST_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? ?:(?:\s+\d+)+\s*$")
-_NETWORK_RE = re.compile(r"^Using network (.+?)\s*$")
-_NETUSE_RE = re.compile(r"^NET/([^:]+?) ?: ?Using (.*)$")
-_BOOT_RE = re.compile(r"^Bootstrap ?: ?Using (.*)$")
-_ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
-_OLD_IFACE_RE = re.compile(r"^NET ?: ?Using interface (\S+)$")  # NCCL 2.2: one line per socket interface
-_GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
-_CHANNELS_RE = re.compile(r"^(\d+) coll channels")
-_COMM_RE = re.compile(r"\brank (\d+) nR[a-z]+ (\d+)(?: nNodes (\d+) localRanks (\d+))?", re.IGNORECASE)
-_NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
-_PATTERN_RE = re.compile(r"Pattern \d+, crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)")
-_NETBW_RE = re.compile(r"NET\[([\d.]+)\] - NET/(\d+)")
-_QPDBG_RE = re.compile(r"NET/IB ?: ?Dev \d+ Port \d+ qpn \d+ mtu (\d+)(?:.*?GID (\d+))?")
-_TRACE_RE = re.compile(r"^([\w./-]+\.(?:cc|c|h|cu|cpp)):\d+ -> (\d+)")
-_IFACE_RE = re.compile(r"(?:\[\d+\])?([\w.@:-]+?):([0-9a-fA-F.:%\w-]*)<\d+>")
-_HCA_RE = re.compile(r"\[\d+\]([\w.-]+):(\d+)/(\w+)")
 # INFO lines that report a failure (NCCL logs some failures at INFO level).
 _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_refused", "connect_timeout",
                "no_route", "no_socket_iface", "no_iface_subnet", "plugin_failed", "net_not_found", "wrong_type",
                "gid_change", "port_event", "rdma_core_symbols", "fabric_manager"}
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                            r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
-_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?")
 MAX_HOSTS = 20000
 
 
-def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
-    """(host, device, level, source file, message) of an NCCL line, else None. The prefix is
-    read from its end (`host:pid:tid [dev] file.cc:123`), so anything before it is ignored."""
-    m = MARK_RE.search(text)
-    if m is None:
-        return None
-    msg = text[m.end():].strip().strip("_*`").strip()
-    head = text[: m.start()].rstrip(" _*`")
-    src = ""
-    last = head.rsplit(None, 1)[-1] if head else ""
-    if _SRC_RE.fullmatch(last):
-        src, head = last.rsplit(":", 1)[0], head[: -len(last)].rstrip()
-    host = dev = None
-    if head.endswith("]"):
-        open_at = head.rfind("[")
-        inner = head[open_at + 1:-1]
-        if inner.isdigit():
-            parts = head[:open_at].rstrip().rsplit(None, 1)[-1:] or [""]
-            fields = _STAMP_RE.sub("", parts[0]).rsplit(":", 2)
-            if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
-                name = re.split(r"[\]>|:]", fields[0])[-1]
-                if name:
-                    host, dev = name, int(inner)
-    return host, dev, m.group(1), src, msg
-
-
 def _ifaces(text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in _IFACE_RE.finditer(text)]
+    return [(m.group(1), m.group(2)) for m in IFACE_RE.finditer(text)]
 
 
 def _net_family(token: str) -> tuple[str, bool]:
@@ -127,24 +98,33 @@ class NcclLog:
     def feed_quiet(self, text: str, where: str) -> bool:
         """feed() for a line already counted (the bulk path counts whole blocks)."""
         parts = split(text)
-        if parts is None:
+        if parts is None:  # a line naming NCCL without its prefix: a version, a library's error
             m = VERSION_RE.search(text)
             if m is not None:
                 self._version(m, where)
-                return True
-            if "libibverbs: Warning" in text:  # rdma-core's own stderr, printed among NCCL's lines
-                self._failure("WARN", "", text.strip(), None, where)
-                return True
-            return False
+            signal = self.bare(text, where)
+            return m is not None or signal
         host, dev, level, src, msg = parts
         if host is not None:
             self.add_host(host, dev)
         self.message(host, level, src, msg, where)
         return True
 
+    def bare(self, text: str, where: str) -> bool:
+        """A line without NCCL's prefix that still carries a signal: a signature (a pasted WARN
+        message, a CUDA or rdma-core error, a kernel line) or a quoted connection line."""
+        if signatures.match(text) is not None:
+            self._failure("WARN", "", text.strip(), None, where)
+            return True
+        m = BARE_CONN_RE.search(text)
+        if m is not None:
+            self.connection(m.group(1))
+            return True
+        return False
+
     def summary_line(self, msg: str, count: int, where: str) -> None:
         """A message many ranks printed, read once: `Using network X`, `NET/Plugin ...`, channel counts."""
-        m = _CHANNELS_RE.match(msg)
+        m = CHANNELS_RE.match(msg)
         if m:
             self.channels[int(m.group(1))] += count
             self.where.key("channels", where)
@@ -170,11 +150,11 @@ class NcclLog:
 
     def message(self, host: str | None, level: str, src: str, msg: str, where: str) -> None:
         if msg.startswith(("Channel ", "Ring ")):
-            m = _CONN_RE.match(msg)
+            m = CONN_RE.match(msg)
             if m:
                 self.connection(m.group(3), host)
                 return
-            m = _LIST_RE.match(msg)
+            m = LIST_RE.match(msg)
             if m:
                 total = int(m.group(2)) if m.group(2) else int(m.group(1)) + 1
                 self.ring_channels = max(self.ring_channels, total)
@@ -196,23 +176,23 @@ class NcclLog:
         return kind is not None and kind.name in _INFO_KINDS
 
     def _info(self, host: str | None, msg: str, where: str) -> None:
-        m = _NETWORK_RE.match(msg)
+        m = NETWORK_RE.match(msg)
         if m:
             name = m.group(1)
             self.networks.setdefault(host or "?", set()).add(name)
             self.where.key("network", where)
             return
-        m = _NETUSE_RE.match(msg)
+        m = NETUSE_RE.match(msg)
         if m:
             self._net_using(host or "?", m.group(1).strip(), m.group(2), where)
             return
-        m = _OLD_IFACE_RE.match(msg)
+        m = OLD_IFACE_RE.match(msg)
         if m:
             ifaces = _ifaces(m.group(1))
             self.net_using.setdefault(host or "?", {}).setdefault("Socket", set()).update(i for i, _ in ifaces)
             _keep(self.socket_ifaces, host or "?", ifaces)
             return
-        m = _BOOT_RE.match(msg)
+        m = BOOT_RE.match(msg)
         if m:
             _keep(self.bootstrap, host or "?", _ifaces(m.group(1)))
             self.where.key("bootstrap", where)
@@ -225,11 +205,11 @@ class NcclLog:
                 self.plugin = self.plugin or "none"
             self.where.key("plugin", where)
             return
-        m = _ENV_RE.match(msg)
+        m = ENV_RE.match(msg)
         if m:
             self.env[m.group(1)] = (m.group(2).strip().strip("'\""), where)
             return
-        m = _GDR_RE.search(msg)
+        m = GDR_RE.search(msg)
         if m:
             self.gdr[m.group(1).lower()] += 1
             self.where.key("gdr", where)
@@ -237,39 +217,39 @@ class NcclLog:
         self._counts(msg, where)
 
     def _counts(self, msg: str, where: str) -> None:
-        m = _CHANNELS_RE.match(msg)
+        m = CHANNELS_RE.match(msg)
         if m:
             self.channels[int(m.group(1))] += 1
             self.where.key("channels", where)
             return
-        m = _COMM_RE.search(msg)
+        m = COMM_RE.search(msg)
         if m:
             self.job_size(int(m.group(2)), int(m.group(3)) if m.group(3) else None,
                           int(m.group(4)) if m.group(4) else None)
             self.where.key("ranks", where)
             return
-        m = _NRANKS_RE.search(msg)
+        m = NRANKS_RE.search(msg)
         if m:
             self.nranks = max(self.nranks, int(m.group(1)))
             return
-        m = _PATTERN_RE.search(msg)
+        m = PATTERN_RE.search(msg)
         if m and len(self.graphs) < 16:
             self.graphs.append({"cross_nic": int(m.group(1)), "channels": int(m.group(2)),
                                 "bw": float(m.group(3)), "intra": m.group(5), "inter": m.group(6)})
             return
-        m = _NETBW_RE.search(msg)
+        m = NETBW_RE.search(msg)
         if m:
             self.net_bw[m.group(2)] = float(m.group(1))
             self.where.key("net_bw", where)
             return
-        m = _QPDBG_RE.search(msg)
+        m = QPDBG_RE.search(msg)
         if m:
             self.qp_mtu[int(m.group(1))] += 1
             if m.group(2):
                 self.qp_gid[int(m.group(2))] += 1
             self.where.key("qp", where)
             return
-        m = _TRACE_RE.match(msg)
+        m = TRACE_RE.match(msg)
         if m:
             if m.group(2) != "0":
                 self.trace_files[m.group(1).rsplit("/", 1)[-1]] += 1
@@ -288,7 +268,7 @@ class NcclLog:
             per.setdefault("Socket", set()).update(i for i, _ in ifaces)
             _keep(self.socket_ifaces, host, ifaces)
         else:
-            hcas = _HCA_RE.findall(body)
+            hcas = HCA_RE.findall(body)
             name = net.split()[0]
             per.setdefault(name, set()).update(f"{d}:{p}" for d, p, _ in hcas)
             for dev, port, layer in hcas:

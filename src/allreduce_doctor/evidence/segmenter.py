@@ -50,6 +50,8 @@ _TOOL_CMD_RE = re.compile(
     r"^[\s$#>_*`]*(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
     r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo)\b.{0,200}$")
+# Quote and comment marks a paste may carry before its text: mail `> `, shell `# `, `// `, bullets.
+_QUOTE_RE = re.compile(r"^\s*(?:(?:>+|#+|//|[*-](?=\s))\s*)+")
 _IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
 
 
@@ -273,6 +275,10 @@ class Scanner:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
             report.mark("command", lineno)
+        elif (quote := _QUOTE_RE.match(text)) is not None and text[quote.end():].strip():
+            self.line(text[quote.end():].encode(), lineno)  # the same line without its quote marks
+        elif self.nccl.bare(text, where):
+            report.mark("signature", lineno)
         else:
             report.unplaced.add(where, text.strip())
 

@@ -6,61 +6,23 @@ no `redop` or `root` column, and copies lose alignment: rows are read as tokens.
 
 from __future__ import annotations
 
-import re
-
 from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.parsers.nccl_tests import (
+    AVG_RE,
+    COLUMNS_RE,
+    FAIL_RE,
+    HEADER_RE,
+    OOB_RE,
+    PLACE_RE,
+    PREFIX_RE,
+    RANK_RE,
+    START_RE,
+    UNITS_RE,
+    parse_row,
+)
 
-_PREFIX_RE = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d{1,6}:\s|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+)?")
-_HEADER_RE = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
-_RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
-_COLUMNS_RE = re.compile(r"^#\s+size\s+count\s+type\b")
-_UNITS_RE = re.compile(r"^#\s+\(B\)\s+\(elements\)")
-_PLACE_RE = re.compile(r"^#\s+out-of-place\s+in-place")
-_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
-_START_RE = re.compile(r"^#\s*(?:Collective test starting|Using devices|nccl-tests? version|Check|Errors with asterisks)",
-                       re.IGNORECASE)
-_FAIL_RE = re.compile(r"(Test NCCL failure|Test CUDA failure|NCCL failure common|Test failure)\b")
-_REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
-_NUM_RE = re.compile(r"^-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$")
 LARGE = 32 << 20  # message sizes from here on show the bandwidth a link can sustain
 MAX_ROWS = 400
-
-
-def _num(token: str) -> float | None:
-    return float(token) if _NUM_RE.match(token) else None
-
-
-def _wrong(token: str):
-    if token.upper() == "N/A":
-        return None
-    value = _num(token)
-    return None if value is None else (int(value) if value == int(value) else value)
-
-
-def parse_row(text: str) -> dict | None:
-    """One result row, or None. A row cut short keeps its out-of-place half."""
-    tokens = text.split()
-    if len(tokens) < 7 or not tokens[0].isdigit() or not tokens[1].isdigit() or not tokens[2].isalpha() \
-            and not re.match(r"^[a-z]+\d*(_\w+)?$", tokens[2]):
-        return None
-    rest = tokens[3:]
-    redop = root = None
-    if rest and rest[0].lower() in _REDOPS:
-        redop, rest = rest[0], rest[1:]
-    if rest and re.fullmatch(r"-?\d+", rest[0]) and len(rest) in (5, 9):
-        root, rest = int(rest[0]), rest[1:]
-    if len(rest) not in (4, 8):
-        return None
-    halves = []
-    for i in range(0, len(rest), 4):
-        t, alg, bus = (_num(x) for x in rest[i:i + 3])
-        if t is None or alg is None or bus is None:
-            return None
-        halves.append({"time_us": t, "algbw": alg, "busbw": bus, "wrong": _wrong(rest[i + 3])})
-    row = {"size": int(tokens[0]), "count": int(tokens[1]), "type": tokens[2], "redop": redop, "root": root,
-           "out_of_place": halves[0], "in_place": halves[1] if len(halves) > 1 else None}
-    return row
 
 
 class Run:
@@ -113,7 +75,7 @@ class TestsLog:
         return self.runs[-1]
 
     def feed(self, text: str, where: str) -> bool:
-        line = _PREFIX_RE.sub("", text, count=1).rstrip()
+        line = PREFIX_RE.sub("", text, count=1).rstrip()
         if not line:
             return False
         if line.startswith("#"):
@@ -125,7 +87,7 @@ class TestsLog:
                 run.rows.append(row)
             self.where.add(where)
             return True
-        if _FAIL_RE.search(line) and self.runs:
+        if FAIL_RE.search(line) and self.runs:
             self.runs[-1].failures.append(line.strip()[:200])
             self.where.add(where)
             return True
@@ -137,24 +99,24 @@ class TestsLog:
                 return False
             self.where.add(where)
             return True
-        m = _HEADER_RE.match(line)
+        m = HEADER_RE.match(line)
         if m:
             run = self._run(where, new=bool(self.runs and (self.runs[-1].rows or self.runs[-1].header)))
             run.header = {"threads": int(m.group(1)), "gpus": int(m.group(2)), "min_bytes": int(m.group(3)),
                           "max_bytes": int(m.group(4))}
-        elif (m := _RANK_RE.match(line)) is not None:
+        elif (m := RANK_RE.match(line)) is not None:
             run = self._run(where)
             if len(run.ranks) < 100_000:
                 run.ranks[int(m.group(1))] = {"host": m.group(2), "device": int(m.group(3)), "gpu": m.group(5) or None}
-        elif (m := _AVG_RE.match(line)) is not None:
+        elif (m := AVG_RE.match(line)) is not None:
             if not self.runs:
                 self._run(where)
             self.runs[-1].avg_busbw = float(m.group(1))
-        elif (m := _OOB_RE.match(line)) is not None:
+        elif (m := OOB_RE.match(line)) is not None:
             if not self.runs:
                 self._run(where)
             self.runs[-1].oob = int(m.group(1))
-        elif not (_COLUMNS_RE.match(line) or _UNITS_RE.match(line) or _PLACE_RE.match(line) or _START_RE.match(line)):
+        elif not (COLUMNS_RE.match(line) or UNITS_RE.match(line) or PLACE_RE.match(line) or START_RE.match(line)):
             return False
         self.where.add(where)
         return True

@@ -60,6 +60,12 @@ class Finding:
     owner: str
     node: str  # the check (or question) that led to the cause
     value: Any = None
+    # The ranked differential of an evidence-only run (evidence/differential.py); a node's walk
+    # decides, so there these stay empty.
+    confidence: str = ""  # high | medium | low
+    supporting: list[str] = field(default_factory=list)  # FILE:LINE: the line, that points at it
+    contradicting: list[str] = field(default_factory=list)  # FILE:LINE: a check that led away from it
+    next_step: str = ""  # the paste or command that confirms it or tells it from the others
 
 
 @dataclass

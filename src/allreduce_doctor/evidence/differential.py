@@ -1,0 +1,200 @@
+"""The ranked differential of an evidence-only run: up to three candidate causes, best first.
+
+Pasted text is rarely decisive: a retry-exceeded completion has four or five possible causes.
+From what the walk decided and what the text's signatures say happened, this ranks the likely
+causes, each with a confidence, the lines that support it and those that speak against it, and
+the one paste or command that tells it from the others. `root_cause` is the first candidate;
+`findings` is the ordered list. A paste is never "healthy": with no candidate the Diagnosis says
+that nothing in the text points at a cause, and what to collect.
+
+Scoring: each signature kind found adds to its candidate causes by their rank in
+signatures/candidates.yaml (the prior), twice for a kind the job fails on, half for a generic
+kind (ncclSystemError, a remote rank leaving: consequences of something else). A cause the
+runbooks decided from the text comes first. The reporter's symptom (hang, slow, crash, error)
+favours the causes that give it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.evidence import signatures
+from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
+from allreduce_doctor.runbook.model import CauseLeaf, RunbookSet
+from allreduce_doctor.status import INCONCLUSIVE
+
+MAX_CANDIDATES = 3
+_LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
+RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
+# Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
+GENERIC = {"remote_error", "system_error", "cuda_failure", "completion_flush", "completion_error", "ofi_error",
+           "out_of_memory"}
+# Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
+SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
+        "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
+        "too_few_channels", "link_degraded", "link_errors", "ib_congestion", "ib_xmit_discards", "pfc_not_enabled",
+        "traffic_class_mismatch", "ecn_disabled", "roce_packet_loss", "pfc_pause_storm", "roce_congestion",
+        "straggler_node", "container_missing_libibverbs", "container_missing_ib_devices", "wrong_ib_hca"}
+# Causes that show as a hang more than as an error (peer traffic that never completes).
+HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_transport", "wrong_socket_ifname",
+        "container_network_isolation", "fabric_unreachable"}
+COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
+           "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
+
+
+def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None = None,
+         ports: list | None = None) -> Diagnosis:
+    """Reorder `diag` into the ranked differential (in place; returned for chaining)."""
+    from allreduce_doctor.runbook.causes import CAUSES as causes
+
+    scores: dict[str, float] = {}
+    support: dict[str, list[str]] = {}
+    steps: dict[str, str] = {}
+    decided = diag.root_cause["id"] if diag.root_cause else None
+    explained: set[str] = set()  # the causes that can explain a failure the job stopped on
+    blocking = False
+    for kind, entry in (nccl or {}).get("errors", {}).items():
+        cands = signatures.candidates().get(kind, ())
+        # A kind with a single explanation is decisive; a generic one follows from another failure.
+        weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if kind in GENERIC else 2.0 if len(cands) == 1 else 1.0)
+        if entry.get("blocking") and kind not in GENERIC:
+            blocking = True
+            explained |= {c.cause for c in cands}
+        for i, cand in enumerate(cands):
+            if cand.cause not in causes or causes[cand.cause].healthy:
+                continue
+            scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
+            support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
+            steps.setdefault(cand.cause, cand.next_step)
+    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports):
+        if cause in causes and not causes[cause].healthy:
+            scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
+            support.setdefault(cause, []).append(line)
+            steps.setdefault(cause, step)
+    favoured = SLOW if symptom == "slow" else HANG if symptom == "hang" else set()
+    for cause in scores:
+        if cause in favoured:
+            scores[cause] *= 1.5
+    against = _contradicted(diag, rs)
+    for cause in against:
+        if cause in scores and cause != decided:
+            scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
+    if decided:
+        # What the runbooks decided comes first, unless the job failed on something it cannot
+        # explain (a leftover NCCL_P2P_DISABLE beside retry-exceeded completions): then it ranks
+        # as one more candidate after those that explain the failure.
+        top = max(scores.values(), default=0.0)
+        scores[decided] = top + 1.0 if not blocking or decided in explained else scores.get(decided, 0.0) + 3.0
+    order = sorted(scores, key=lambda c: -scores[c])  # stable: ties go to the kind seen first
+    ranked: list[Finding] = []
+    for cause in order:
+        if len(ranked) >= MAX_CANDIDATES:
+            break
+        if cause == decided:
+            first = next(f for f in diag.findings if f.cause == decided)
+            first.confidence = "high"
+            first.supporting = _step_sources(diag, first.node) + support.get(decided, [])[:3]
+            first.next_step = steps.get(decided) or _verify(causes, decided)
+            ranked.append(first)
+            continue
+        info = causes[cause]
+        best = scores[order[0]]
+        confidence = "medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked else "low"
+        ranked.append(Finding(cause, info.title, info.severity, info.owner, "evidence.signatures", None,
+                              confidence=confidence, supporting=support.get(cause, [])[:3],
+                              next_step=steps.get(cause, "")))
+    for finding in ranked:
+        finding.contradicting = against.get(finding.cause, [])[:3]
+    # Findings the sweep made that the ranking did not take keep their place after the candidates.
+    rest = [f for f in diag.findings if f.cause not in {r.cause for r in ranked}]
+    for finding in rest:
+        if finding.cause == decided:  # decided, but not what the job failed on: still a fact
+            finding.confidence, finding.next_step = "high", _verify(causes, decided)
+    diag.findings = ranked + rest
+    if not ranked:
+        # A measured result at the hardware's limit is a finding; "every check passed" is not one
+        # from text that shows no node.
+        if not diag.healthy or diag.healthy.get("id") == "no_fault_found":
+            diag.verdict, diag.root_cause, diag.healthy = INCONCLUSIVE, None, None
+            for kind, entry in (nccl or {}).get("errors", {}).items():
+                if entry.get("blocking") and kind in signatures.by_kind():
+                    diag.inconclusive.append({"node": "evidence", "reason": (
+                        f"{entry.get('source')}: {signatures.by_kind()[kind].says}; no cause of the catalogue covers it")})
+            diag.inconclusive.append({"node": "evidence", "reason": COLLECT})
+        return diag
+    head = ranked[0]
+    if head.cause == decided:
+        diag.root_cause = dict(diag.root_cause, confidence="high")
+    else:
+        info = causes[head.cause]
+        diag.root_cause = {"id": head.cause, "title": info.title, "severity": info.severity, "owner": info.owner,
+                           "summary": info.summary, "node": head.node, "confidence": head.confidence}
+    if head.confidence != "high":  # the text points at it without deciding it
+        diag.verdict = INCONCLUSIVE
+        diag.healthy = None
+        diag.inconclusive.append({"node": "evidence", "reason": f"the text suggests {head.cause} but does not "
+                                                                 f"decide it: {head.next_step}"})
+    return diag
+
+
+def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
+    """cause -> the decided steps whose outcome led away from it (a check that said no to it)."""
+    out: dict[str, list[str]] = {}
+    for step in diag.path:
+        if step.kind != "check" or step.outcome not in ("yes", "no"):
+            continue
+        node = rs.node(step.node)
+        other = "no" if step.outcome == "yes" else "yes"
+        if other not in node.outcomes:
+            continue
+        leaf = rs.node(node.outcomes[other].target)
+        # Only lines of the text speak against a cause: a check that said no because nothing was
+        # pasted (no FILE:LINE behind it) proves nothing.
+        lines = [f["source"] for f in step.facts if _LINE_RE.search(str(f.get("source") or ""))]
+        if isinstance(leaf, CauseLeaf) and lines:
+            out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
+    return out
+
+
+def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str]]:
+    """(cause, line, next step) for each check of the log's runbook that the text left open: the
+    situation it tests is in the text, the fact that decides it is not (an unknown stays unknown,
+    and its cause stays a candidate with what to collect)."""
+    out = []
+    reasons = {i["node"]: i["reason"] for i in diag.inconclusive}
+    for step in diag.path:
+        if step.kind != "check" or step.outcome != "unknown" or not step.node.startswith("nccl_log."):
+            continue
+        node = rs.node(step.node)
+        for label in ("yes", "no"):
+            leaf = rs.node(node.outcomes[label].target) if label in node.outcomes else None
+            if isinstance(leaf, CauseLeaf):
+                sources = ", ".join(dict.fromkeys(f["source"] for f in step.facts if f.get("source"))) or step.node
+                out.append((leaf.cause, f"{sources}: {step.title} -> unknown",
+                            f"decide '{step.title}': {reasons.get(step.node, 'the deciding fact is not in the text')}"))
+    return out
+
+
+def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
+    """IB ports at EDR or slower whose adapter the text does not name: an HDR/NDR adapter trained
+    low looks the same (IBTA speeds: EDR 25, HDR 50, NDR 100 Gb/s a lane; NVIDIA/nccl#307)."""
+    slow = [p for p in ports or [] if p.get("link_layer") == "InfiniBand" and not p.get("hca_type")
+            and (p.get("rate") or {}).get("speed") in ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR")]
+    if not slow:
+        return []
+    names = ", ".join(p["name"] for p in slow[:4])
+    return [("link_degraded", f"{slow[0].get('source')}: {names} at {slow[0]['rate'].get('gbps')} Gb/s "
+             f"({slow[0]['rate'].get('speed')}), adapter model not shown",
+             "paste `ibv_devinfo -v` or `lspci -vv` of the adapters: their model says the rate they should train at")]
+
+
+def _step_sources(diag: Diagnosis, node: str) -> list[str]:
+    for step in diag.path:
+        if step.node == node:
+            return [f"{f['source']}: {f['fact']}" for f in step.facts if f.get("source")][:3]
+    return []
+
+
+def _verify(causes: dict, cause: str) -> str:
+    checks = causes[cause].verification
+    return f"confirm the fix: {checks[0]}" if checks else ""

@@ -1,0 +1,116 @@
+"""The signature table (signatures/signatures.yaml): what a log line means, as data.
+
+A row names a `kind` of happening (what a line says, never why), the pattern that recognizes
+it, whether the job fails on it, and the primary source its wording was read from. The
+candidate causes of each kind (signatures/candidates.yaml) say why it can happen. Both files
+are read once, through the one YAML-with-locations loader, and checked: a bad row is one
+FILE:LINE error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.resources import data_dir
+from allreduce_doctor.yamlsrc import parse_yaml, plain, read_source
+
+ROW_KEYS = {"kind", "match", "says", "blocking", "source", "examples"}
+SOURCE_KEYS = {"repo", "path", "versions"}
+CANDIDATE_KEYS = {"cause", "next_step", "basis", "symptoms"}
+SYMPTOMS = ("hang", "slow", "crash", "error")
+
+
+class SignatureError(DoctorError):
+    """A malformed signature or candidate row (FILE:LINE: what is wrong)."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    kind: str
+    pattern: re.Pattern
+    says: str
+    blocking: bool
+    source: dict
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    cause: str
+    next_step: str
+    basis: str
+    symptoms: tuple[str, ...] = ()
+
+
+def _load(name: str):
+    path = data_dir("signatures") / name
+    return path, plain(parse_yaml(read_source(path, SignatureError), str(path), SignatureError))
+
+
+def _fail(path: Path, node, message: str) -> SignatureError:
+    return SignatureError(f"{path}:{getattr(node, 'line', 0)}: {message}")
+
+
+@lru_cache(maxsize=1)
+def signatures() -> tuple[Signature, ...]:
+    """The rows of signatures.yaml, in order (the first that matches names a line)."""
+    path, data = _load("signatures.yaml")
+    rows = (data or {}).get("signatures") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise _fail(path, data, "expected a top-level 'signatures:' list")
+    out = []
+    for row in rows:
+        if not isinstance(row, dict) or set(row) != ROW_KEYS:
+            raise _fail(path, row, f"a signature row has exactly the keys {', '.join(sorted(ROW_KEYS))}")
+        source = row["source"]
+        if not isinstance(source, dict) or set(source) != SOURCE_KEYS or not source["versions"]:
+            raise _fail(path, row, f"signature '{row['kind']}': source needs repo, path and versions")
+        if not isinstance(row["examples"], list) or not row["examples"]:
+            raise _fail(path, row, f"signature '{row['kind']}': at least one example line")
+        try:
+            pattern = re.compile(str(row["match"]), re.IGNORECASE)
+        except re.error as exc:
+            raise _fail(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
+        out.append(Signature(str(row["kind"]), pattern, str(row["says"]), bool(row["blocking"]),
+                             dict(source), tuple(str(e) for e in row["examples"])))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def candidates() -> dict[str, tuple[Candidate, ...]]:
+    """kind -> its candidate causes, most likely first (candidates.yaml)."""
+    path, data = _load("candidates.yaml")
+    table = (data or {}).get("candidates") if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        raise _fail(path, data, "expected a top-level 'candidates:' mapping")
+    kinds = {s.kind for s in signatures()}
+    out = {}
+    for kind, rows in table.items():
+        if kind not in kinds:
+            raise _fail(path, rows, f"candidates for '{kind}', which is no signature kind")
+        entries = []
+        for row in rows or []:
+            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= CANDIDATE_KEYS:
+                raise _fail(path, row, f"'{kind}': a candidate has cause, next_step, basis (and symptoms)")
+            symptoms = tuple(row.get("symptoms") or ())
+            if set(symptoms) - set(SYMPTOMS):
+                raise _fail(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
+            entries.append(Candidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), symptoms))
+        out[kind] = tuple(entries)
+    return out
+
+
+def by_kind() -> dict[str, Signature]:
+    return {s.kind: s for s in signatures()}
+
+
+def match(text: str) -> Signature | None:
+    """The first signature whose pattern is found in `text`, else None."""
+    for sig in signatures():
+        if sig.pattern.search(text):
+            return sig
+    return None

@@ -1,0 +1,63 @@
+"""The NCCL_DEBUG log line grammar: the NCCL marker anywhere in a line (so any prefix works: host:pid:tid
+[dev], mpirun --tag-output, Slurm task ids, timestamps, log shippers), the message, and the shapes of
+the messages NCCL has printed across versions. No verdicts here: evidence/nccl.py reads the meaning.
+
+Connection lines: `Ring 00 : 0 -> 1 via NET/IB/0` (2.3), `Channel 00 : 0[1a000] -> 1[1b000] via
+P2P/IPC` (2.4-2.11), `Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA` (2.12+); the line
+prefix is NCCL's `%s:%d:%d [%d]` (hostname, pid, tid, cudaDev) of src/debug.cc, v2.4.8-1 to v2.30.7-1.
+"""
+
+from __future__ import annotations
+
+import re
+
+MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
+SRC_RE = re.compile(r"[\w./+-]+\.(?:cc|c|h|cu|cpp|cxx|hpp):\d+")
+VERSION_RE = re.compile(r"NCCL version:?\s*v?(\d+)\.(\d+)\.(\d+)([^\s)]*)")
+CONN_RE = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? ?: ?(\d+)(?:\[\w+\])? -> (\d+)(?:\[\w+\])?.*? via (.+?)\s*$")
+LIST_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? ?:(?:\s+\d+)+\s*$")
+NETWORK_RE = re.compile(r"^Using network (.+?)\s*$")
+NETUSE_RE = re.compile(r"^NET/([^:]+?) ?: ?Using (.*)$")
+BOOT_RE = re.compile(r"^Bootstrap ?: ?Using (.*)$")
+ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+OLD_IFACE_RE = re.compile(r"^NET ?: ?Using interface (\S+)$")  # NCCL 2.2: one line per socket interface
+GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
+CHANNELS_RE = re.compile(r"^(\d+) coll channels")
+COMM_RE = re.compile(r"\brank (\d+) nR[a-z]+ (\d+)(?: nNodes (\d+) localRanks (\d+))?", re.IGNORECASE)
+NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
+PATTERN_RE = re.compile(r"Pattern \d+, crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)")
+NETBW_RE = re.compile(r"NET\[([\d.]+)\] - NET/(\d+)")
+QPDBG_RE = re.compile(r"NET/IB ?: ?Dev \d+ Port \d+ qpn \d+ mtu (\d+)(?:.*?GID (\d+))?")
+TRACE_RE = re.compile(r"^([\w./-]+\.(?:cc|c|h|cu|cpp)):\d+ -> (\d+)")
+IFACE_RE = re.compile(r"(?:\[\d+\])?([\w.@:-]+?):([0-9a-fA-F.:%\w-]*)<\d+>")
+HCA_RE = re.compile(r"\[\d+\]([\w.-]+):(\d+)/(\w+)")
+# A connection line quoted without its NCCL prefix: `9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`.
+BARE_CONN_RE = re.compile(r"\b\d+(?:\[\w+\])? -> \d+(?:\[\w+\])? (?:\[(?:send|receive)\] )?via (\S+)")
+STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?")
+
+
+def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
+    """(host, device, level, source file, message) of an NCCL line, else None. The prefix is
+    read from its end (`host:pid:tid [dev] file.cc:123`), so anything before it is ignored."""
+    m = MARK_RE.search(text)
+    if m is None:
+        return None
+    msg = text[m.end():].strip().strip("_*`").strip()
+    head = text[: m.start()].rstrip(" _*`")
+    src = ""
+    last = head.rsplit(None, 1)[-1] if head else ""
+    tail = SRC_RE.search(last)  # a launcher tag may be glued on: `[1,3]<stdout>:transport/nvls.cc:165`
+    if tail is not None and tail.end() == len(last):
+        src, head = tail.group(0).rsplit(":", 1)[0], head[: -len(tail.group(0))].rstrip()
+    host = dev = None
+    if head.endswith("]"):
+        open_at = head.rfind("[")
+        inner = head[open_at + 1:-1]
+        if inner.isdigit():
+            parts = head[:open_at].rstrip().rsplit(None, 1)[-1:] or [""]
+            fields = STAMP_RE.sub("", parts[0]).rsplit(":", 2)
+            if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
+                name = re.split(r"[\]>|:]", fields[0])[-1]
+                if name:
+                    host, dev = name, int(inner)
+    return host, dev, m.group(1), src, msg

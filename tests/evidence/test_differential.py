@@ -1,0 +1,71 @@
+"""The ranked differential of an evidence-only run, through the CLI (diagnose --evidence FILE
+--format json): root_cause is the first candidate, findings the ordered candidates, each with
+confidence, supporting and contradicting lines and the next step; a paste is never healthy."""
+
+from __future__ import annotations
+
+import json
+
+from allreduce_doctor.evidence.differential import COLLECT
+from tests.evidence.helpers import cli
+
+P = "gpu-node-1:4242:4301 [0] "
+RETRY = (f"{P}NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+         f"{P}transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<45123> with status=12 "
+         "opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2\n")
+
+
+def _diagnose(tmp_path, text: str, *extra: str):
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    proc = cli("diagnose", "--evidence", str(path), "--format", "json", *extra)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_a_retry_exceeded_paste_ranks_the_candidates(tmp_path):
+    rc, d = _diagnose(tmp_path, RETRY)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["healthy"] is None
+    ranked = [f["cause"] for f in d["findings"]]
+    assert ranked == ["wrong_gid_index", "mtu_mismatch", "fabric_unreachable"]
+    assert d["root_cause"]["id"] == "wrong_gid_index" and d["root_cause"]["confidence"] == "medium"
+    first = d["findings"][0]
+    assert first["supporting"][0] == (f"{tmp_path}/paste.txt:2: transport/net_ib.cc NET/IB : Got completion from "
+                                      "peer 10.0.0.2<45123> with status=12 opcode=0 len=0 vendor err 129 (Recv) "
+                                      "localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2")
+    assert first["next_step"] == "paste `show_gids` of both hosts and the job's NCCL_IB_GID_INDEX"
+    assert [f["confidence"] for f in d["findings"]] == ["medium", "low", "low"]
+    assert all(isinstance(f["contradicting"], list) for f in d["findings"])
+
+
+def test_a_paste_with_no_candidate_is_never_healthy(tmp_path):
+    rc, d = _diagnose(tmp_path, f"{P}NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n")
+    assert rc == 3 and d["verdict"] == "inconclusive"
+    assert d["root_cause"] is None and d["healthy"] is None and d["findings"] == []
+    assert {"node": "evidence", "reason": COLLECT} in d["inconclusive"]
+    assert COLLECT.startswith("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO")
+
+
+def test_the_symptom_reorders_the_candidates(tmp_path):
+    text = (f"{P}NCCL INFO NET/IB : No device found.\n"
+            f"{P}NCCL INFO Call to connect returned Connection refused, retrying\n")
+    _, plain = _diagnose(tmp_path, text)
+    _, slow = _diagnose(tmp_path, text, "--symptom", "slow")
+    assert [f["cause"] for f in plain["findings"]] == \
+        ["wrong_socket_ifname", "container_network_isolation", "container_missing_ib_devices"]
+    assert [f["cause"] for f in slow["findings"]] == \
+        ["wrong_socket_ifname", "container_missing_ib_devices", "container_network_isolation"]
+
+
+def test_a_decided_cause_that_explains_nothing_failed_ranks_after_those_that_do(tmp_path):
+    rc, d = _diagnose(tmp_path, RETRY + f"{P}NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n")
+    ranked = {f["cause"]: f for f in d["findings"]}
+    assert d["findings"][0]["cause"] == "wrong_gid_index" and rc == 3
+    assert list(ranked).index("p2p_disabled_by_env") >= 2 and ranked["p2p_disabled_by_env"]["confidence"] == "high"
+
+
+def test_text_output_lists_the_candidates(tmp_path):
+    path = tmp_path / "paste.txt"
+    path.write_text(RETRY)
+    out = cli("diagnose", "--evidence", str(path)).stdout.decode()
+    assert "Candidates (most likely first):\n  1. wrong_gid_index (medium confidence): " in out
+    assert "       next:    paste `show_gids` of both hosts and the job's NCCL_IB_GID_INDEX\n" in out
