@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from allreduce_doctor.status import VERDICT_HEADLINE
+from allreduce_doctor.status import HEALTHY, READ_STATUS, STEP_BADGE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN, VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
 MAX_VALUE = 160
@@ -74,7 +74,8 @@ def _verdict_line(d: dict) -> str:
     if rc:
         return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']} ({rc.get('severity')}, owner: {rc.get('owner')})"
     healthy = d.get("healthy") or {}
-    suffix = f": {healthy['id']}" if healthy.get("id") else ""
+    # The healthy outcome's id names a healthy end: it is not said of an inconclusive or n.a. verdict.
+    suffix = f": {healthy['id']}" if healthy.get("id") and verdict == HEALTHY else ""
     return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
 
 
@@ -93,17 +94,25 @@ def _evidence_used(used: dict | None) -> list[str]:
     return out
 
 
-def _step_mark(step: dict, deciding: set[str]) -> str:
+def step_badge(step: dict, deciding: set[str]) -> str:
+    """The step's outcome for the node (pass / fail / unknown / n.a.); a finding's step fails."""
     if step.get("node") in deciding:
-        return "FAIL"
-    return {"unknown": " ?? "}.get(step.get("outcome"), " ok ")
+        return STEP_FAIL
+    if step.get("badge"):
+        return step["badge"]
+    return STEP_UNKNOWN if step.get("outcome") == "unknown" else STEP_PASS  # a Diagnosis from before badges
+
+
+def read_status(status) -> str:
+    """An evidence row's read status, worded apart from any verdict."""
+    return READ_STATUS.get(str(status), str(status or "-"))
 
 
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
-    out = [_headline(d), "", _verdict_line(d)]
+    out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
     rc = d.get("root_cause") or d.get("healthy") or {}
-    if rc.get("title"):
+    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
         out.append(f"  {rc['title']}")
     if rc.get("summary"):
         out.append(f"  {' '.join(rc['summary'].split())}")
@@ -111,8 +120,9 @@ def render_text(d: dict) -> str:
     out += ["", "Decision path:"]
     for step in d.get("path", []):
         # Titles state the healthy expectation; the outcome's meaning says what was found.
-        out.append(f"  [{_step_mark(step, deciding)}] {step.get('title') or step['node']}")
-        if step.get("node") in deciding or step.get("outcome") not in ("yes", "no"):
+        badge = step_badge(step, deciding)
+        out.append(f"  [{STEP_BADGE.get(badge, badge)}] {step.get('title') or step['node']}")
+        if badge != STEP_PASS:
             out.append(f"         -> {step.get('means', '')}")
             if step.get("value") not in (None, "", [], {}):
                 out.append(f"         value: {short(step['value'])}")
@@ -122,7 +132,7 @@ def render_text(d: dict) -> str:
         for row in rows:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
             out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
-            out.append(f"      [{row.get('status')}] {_source(row.get('source'))}")
+            out.append(f"      {read_status(row.get('status'))} from {_source(row.get('source'))}")
     findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
     if findings:
         out += ["", "Also found (secondary findings):"]
@@ -158,17 +168,20 @@ def _md_cell(value, collection: bool = False) -> str:
 
 
 def render_markdown(d: dict) -> str:
-    out = [f"# {_verdict_line(d)}", "", f"_{_headline(d)}_", ""]
+    out = [f"# {_verdict_line(d)}", "", *(f"> **warning:** {w}" for w in d.get("warnings") or []), f"_{_headline(d)}_", ""]
     rc = d.get("root_cause") or d.get("healthy") or {}
     if rc.get("summary"):
         out += [" ".join(rc["summary"].split()), ""]
-    out += ["## Decision path", "", "| step | outcome | value |", "|---|---|---|"]
+    deciding = {f.get("node") for f in d.get("findings", [])}
+    out += ["## Decision path", "", "| step | result | outcome | value |", "|---|---|---|---|"]
     for step in d.get("path", []):
-        out.append(f"| {_md_cell(step.get('title') or step['node'])} | {step.get('outcome')} | {_md_cell(step.get('value'))} |")
+        out.append(f"| {_md_cell(step.get('title') or step['node'])} | {step_badge(step, deciding)} | {step.get('outcome')} "
+                   f"| {_md_cell(step.get('value'))} |")
     if d.get("evidence"):
-        out += ["", "## Evidence", "", "| fact | observed | expected | source |", "|---|---|---|---|"]
+        out += ["", "## Evidence", "", "| fact | observed | expected | read | source |", "|---|---|---|---|---|"]
         for row in d["evidence"]:
-            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'), True)} | {_md_cell(row.get('expected'))} | {_md_cell(row.get('source'))} |")
+            out.append(f"| {row.get('fact')} | {_md_cell(row.get('observed'), True)} | {_md_cell(row.get('expected'))} "
+                       f"| {read_status(row.get('status'))} | {_md_cell(row.get('source'))} |")
     findings = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
     if findings:
         out += ["", "## Secondary findings", ""] + [f"- `{f['cause']}` ({f.get('severity')}): {f.get('title', '')}" for f in findings]

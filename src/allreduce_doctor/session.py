@@ -59,6 +59,7 @@ class Session:
         self.host = host
         self.options = options or Options()
         self.observations = Observations()
+        self.warnings: list[str] = []  # one line each, shown at the top of the Diagnosis
 
     @property
     def catalogue(self):
@@ -74,10 +75,11 @@ class Session:
             given.add(obs)
         first = runner.run({"node.fabric"}, known=given)
         fabric_obs = first.get("node.fabric")
+        self.warnings = []
         if opts.fabric != "auto":
-            forced = dict(fabric_obs.value or {}, fabric=opts.fabric)
-            fabric_obs = Observation("node.fabric", forced, OK, f"--fabric {opts.fabric}", "", "fabric")
+            fabric_obs, warning = forced_fabric(opts.fabric, fabric_obs)
             first.add(fabric_obs)
+            self.warnings += [warning] if warning else []
         fabric = (fabric_obs.value or {}).get("fabric") if fabric_obs.status == OK else None
         rest = runner.run(self.doctor.facts_for(fabric) - set(first.facts), known=first)
         for obs in first.values():
@@ -97,6 +99,7 @@ class Session:
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report
+        diagnosis.warnings = list(self.warnings)
         return diagnosis
 
     def reanswer(self, answers: dict[str, str]):
@@ -147,6 +150,26 @@ class Session:
         log = self.observations.get("log.nccl")
         nccl = (log.value or {}).get("version") if log.ok and isinstance(log.value, dict) else None
         return {"kernel": kernel or None, "nic_firmware": firmware or None, "nccl": nccl}
+
+
+FABRIC_PORTS = {"ib": ("ib_ports", "InfiniBand"), "roce": ("eth_ports", "RoCE")}
+
+
+def forced_fabric(forced: str, observed: Observation) -> tuple[Observation, str]:
+    """`--fabric` picks the branch; it never creates ports. The node.fabric to walk, and a one-line
+    warning when the ports the node has contradict the flag (their own branch is walked then)."""
+    value = observed.value if observed.status == OK and isinstance(observed.value, dict) else None
+    if value is None:  # the ports could not be read: the flag picks the branch, the ports stay unknown
+        return Observation("node.fabric", {"fabric": forced}, OK, f"--fabric {forced}", probe="fabric",
+                           reason=f"ports not read ({observed.reason or observed.status})"), ""
+    key, name = FABRIC_PORTS[forced]
+    if value.get(key):  # the node has such ports (maybe beside the other kind): walk that branch
+        return Observation("node.fabric", dict(value, fabric=forced), OK, f"--fabric {forced}", probe="fabric"), ""
+    have = ", ".join(f"{value.get(k, 0)} {n}" for k, n in FABRIC_PORTS.values())
+    actual = value.get("fabric")
+    walked = f"walking the {FABRIC_PORTS[actual][1]} branch the ports show" if actual in FABRIC_PORTS \
+        else "no RDMA branch applies"
+    return observed, f"--fabric {forced} ignored: this node has no {name} ports ({have}); {walked}"
 
 
 def _dependents(catalogue, fact: str) -> set[str]:

@@ -1,0 +1,105 @@
+"""Verdicts that cannot contradict the evidence: no RDMA, no GPUs, a forced fabric both ways.
+
+Each case gives the verdict, the exit code and the words issue 14 asks for.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from allreduce_doctor.cli import main
+from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_NOT_APPLICABLE
+from tests.scenarios import nodes as N
+from tests.scenarios.build import record
+from tests.integration.test_cli import bundle
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """Bundles of a GPU node without RDMA and of a node with neither."""
+    root = tmp_path_factory.mktemp("verdicts")
+    made = {}
+    for name, node in {"gpus-no-rdma": N.Node(ports=0), "no-gpus-no-rdma": N.Node(ports=0, gpus=0)}.items():
+        record(node, root / f"{name}.tar.gz")
+        made[name] = str(root / f"{name}.tar.gz")
+    return made
+
+
+def run(capsys, *args) -> tuple[int, str]:
+    code = main(["diagnose", "--interval", "0", *args])
+    return code, capsys.readouterr().out
+
+
+def test_gpu_node_without_rdma_is_socket_fallback(bundles, capsys):
+    code, out = run(capsys, "--snapshot", bundles["gpus-no-rdma"])
+    assert code == EXIT_FAULT
+    assert "FAULT FOUND: socket_fallback (critical, owner: platform)" in out
+    assert "  [FAIL] The node has RDMA ports\n" in out
+    assert "  [FAIL] No GPU here is left without RDMA (the node has no NVIDIA GPUs)\n" in out
+    assert "every check passed" not in out
+
+
+def test_node_without_gpus_or_rdma_is_not_applicable(bundles, capsys):
+    code, out = run(capsys, "--snapshot", bundles["no-gpus-no-rdma"], "--format", "json")
+    data = json.loads(out)
+    assert code == EXIT_NOT_APPLICABLE == 4
+    assert data["verdict"] == "not_applicable" and data["root_cause"] is None
+    assert data["healthy"]["title"] == "Nothing to diagnose here"
+    assert [(s["node"], s["badge"]) for s in data["path"]] == [
+        ("trunk.evidence", "pass"), ("trunk.rdma_present", "n.a."), ("trunk.gpus_without_rdma", "n.a.")]
+
+
+def test_not_applicable_text_says_nothing_to_diagnose(bundles, capsys):
+    code, out = run(capsys, "--snapshot", bundles["no-gpus-no-rdma"])
+    assert code == EXIT_NOT_APPLICABLE
+    assert out.splitlines()[2] == "NOTHING TO DIAGNOSE HERE"
+    assert "  [n.a.] The node has RDMA ports\n" in out
+    assert "no_fault_found" not in out and "[ ok ]" not in out
+
+
+@pytest.mark.parametrize("forced", ["ib", "roce"])
+def test_forced_fabric_never_creates_ports(bundles, capsys, forced):
+    code, out = run(capsys, "--snapshot", bundles["no-gpus-no-rdma"], "--fabric", forced)
+    name = {"ib": "InfiniBand", "roce": "RoCE"}[forced]
+    assert out.splitlines()[1] == (f"warning: --fabric {forced} ignored: this node has no {name} ports "
+                                   "(0 InfiniBand, 0 RoCE); no RDMA branch applies")
+    assert code == EXIT_NOT_APPLICABLE and "container_missing_ib_devices" not in out
+
+
+def test_forced_roce_on_an_ib_node_walks_ib_and_says_so(capsys):
+    code, out = run(capsys, "--snapshot", bundle("ib-healthy"), "--fabric", "roce")
+    assert out.splitlines()[1] == ("warning: --fabric roce ignored: this node has no RoCE ports "
+                                   "(8 InfiniBand, 0 RoCE); walking the InfiniBand branch the ports show")
+    assert code == EXIT_HEALTHY and "wrong_ib_hca" not in out
+
+
+def test_forced_ib_on_a_roce_node_still_finds_pfc_off(capsys):
+    code, out = run(capsys, "--snapshot", bundle("roce-pfc-off"), "--fabric", "ib", "--format", "json")
+    data = json.loads(out)
+    assert code == EXIT_FAULT and data["root_cause"]["id"] == "pfc_not_enabled"
+    assert data["warnings"] == ["--fabric ib ignored: this node has no InfiniBand ports (0 InfiniBand, 8 RoCE); "
+                                "walking the RoCE branch the ports show"]
+    assert data["context"]["fabric"] == "roce"
+
+
+def test_forced_fabric_that_matches_the_ports_gives_no_warning(capsys):
+    code, out = run(capsys, "--snapshot", bundle("roce-pfc-off"), "--fabric", "roce", "--format", "json")
+    assert code == EXIT_FAULT and "warnings" not in json.loads(out)
+
+
+def test_forced_fabric_picks_the_branch_when_the_node_has_both():
+    from allreduce_doctor.observations import OK, Observation
+    from allreduce_doctor.session import forced_fabric
+
+    both = Observation("node.fabric", {"fabric": "ib", "ib_ports": 2, "eth_ports": 8}, OK)
+    obs, warning = forced_fabric("roce", both)
+    assert obs.value == {"fabric": "roce", "ib_ports": 2, "eth_ports": 8} and warning == ""
+
+
+def test_evidence_row_read_status_is_not_a_verdict(capsys):
+    code, out = run(capsys, "--snapshot", bundle("roce-pfc-off"))
+    assert code == EXIT_FAULT
+    assert "      read from derived from rdma.compute_ports (+4 more)\n" in out
+    assert "[ok]" not in out
