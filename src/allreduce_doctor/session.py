@@ -19,6 +19,7 @@ from allreduce_doctor.probes.runner import Progress, ProbeRunner
 
 ANSWERS_FACT = "operator.answers"  # operator answers are evidence too: checks can read their values
 MAX_INTERVAL = 600.0
+MIN_LIVE_INTERVAL = 0.1
 
 
 @dataclass
@@ -36,20 +37,33 @@ class Options:
         check_interval(self.interval)
 
 
-def check_interval(seconds: float) -> float:
-    if not 0 <= seconds <= MAX_INTERVAL:
-        raise DoctorError(f"--interval {seconds:g}: expected 0 to {MAX_INTERVAL:g} seconds")
+def check_interval(seconds: float, live: bool = False) -> float:
+    """The one range of --interval for every command. On a live node two samples closer than
+    MIN_LIVE_INTERVAL measure nothing; a bundle replays its recorded samples (0 is fine there)."""
+    low = MIN_LIVE_INTERVAL if live else 0
+    if not low <= seconds <= MAX_INTERVAL:
+        raise DoctorError(f"--interval {seconds:g}: expected {low:g} to {MAX_INTERVAL:g} seconds")
     return seconds
 
 
-def parse_answers(pairs: list[str]) -> dict[str, str]:
-    """`--answer NAME=VALUE` pairs as a mapping (DoctorError on a malformed pair)."""
+def parse_answers(pairs: list[str], known: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """`--answer NAME=VALUE` pairs as a mapping. DoctorError on a malformed pair and, given the
+    runbooks' questions (`known`: answer name -> choices), on a name or a value they do not have."""
+    from allreduce_doctor.suggest import closest, hint
+
     answers = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
             raise DoctorError(f"--answer {pair!r}: expected NAME=VALUE, e.g. --answer validated_scale=two_nodes")
-        answers[name.strip()] = value.strip()
+        if known is not None and name not in known:
+            raise DoctorError(f"--answer {name}: no question has this name (questions: {', '.join(sorted(known))})"
+                              + hint(closest(name, known)))
+        if known is not None and value not in known[name]:
+            raise DoctorError(f"--answer {name}={value}: expected one of {', '.join(known[name])}"
+                              + hint(closest(value, known[name])))
+        answers[name] = value
     return answers
 
 

@@ -39,6 +39,12 @@ STEP_BADGE = {STEP_PASS: "pass", STEP_FAIL: "FAIL", STEP_UNKNOWN: " ?? ", STEP_N
 # How an evidence row's read status reads beside a step's badge.
 READ_STATUS = {"ok": "read", "missing": "not read", "error": "read failed", "not_applicable": "no such hardware"}
 
+# What every command that ends in a verdict says about its exit codes in --help (README.md: the table).
+VERDICT_EXIT_HELP = (f"exit codes: {EXIT_HEALTHY} nothing found, {EXIT_FAULT} fault found, {EXIT_BAD_INPUT} bad input, "
+                     f"{EXIT_INCONCLUSIVE} inconclusive, {EXIT_NOT_APPLICABLE} nothing to diagnose here "
+                     f"(no GPUs and no RDMA ports), {EXIT_INTERNAL} internal error.")
+TOOL_EXIT_HELP = f"exit codes: {EXIT_HEALTHY} done, {EXIT_BAD_INPUT} bad input, {EXIT_INTERNAL} internal error."
+
 DEBUG_ENV = "ALLREDUCE_DOCTOR_DEBUG"  # set: internal errors raise with their traceback
 PROG = "allreduce-doctor"
 
