@@ -144,8 +144,9 @@ class Session:
         from allreduce_doctor import __version__
 
         ident = self.host.identity()
-        return {
-            "host": ident.hostname,
+        log_hosts = [] if ident.hostname else self._log_hosts()
+        context = {
+            "host": ident.hostname or _host_label(log_hosts),
             "kernel": ident.kernel,
             "source": self.host.kind,
             "fabric": self._fabric(),
@@ -156,6 +157,15 @@ class Session:
             "collected_at": (getattr(self.host, "manifest", None) or {}).get("created"),
             "versions": self._versions(ident.kernel),
         }
+        if log_hosts:  # a paste names its ranks' hosts: they are the Diagnosis's nodes (and its fingerprint's)
+            context["hosts"] = log_hosts
+        return context
+
+    def _log_hosts(self) -> list[str]:
+        """The hosts pasted NCCL lines carry in their `host:pid:tid` prefix, sorted."""
+        log = self.observations.get("log.nccl")
+        value = log.value if log.ok and isinstance(log.value, dict) else {}
+        return [str(h) for h in value.get("host_names") or []]
 
     def _versions(self, kernel: str) -> dict:
         """Versions a ticket needs, from what was observed (None when nothing said)."""
@@ -164,6 +174,11 @@ class Session:
         log = self.observations.get("log.nccl")
         nccl = (log.value or {}).get("version") if log.ok and isinstance(log.value, dict) else None
         return {"kernel": kernel or None, "nic_firmware": firmware or None, "nccl": nccl}
+
+
+def _host_label(hosts: list[str]) -> str:
+    """One line naming the hosts of a paste: all of them up to three, then a count."""
+    return ", ".join(hosts[:3]) + (f" +{len(hosts) - 3} more" if len(hosts) > 3 else "")
 
 
 FABRIC_PORTS = {"ib": ("ib_ports", "InfiniBand"), "roce": ("eth_ports", "RoCE")}

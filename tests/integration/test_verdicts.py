@@ -103,3 +103,35 @@ def test_evidence_row_read_status_is_not_a_verdict(capsys):
     assert code == EXIT_FAULT
     assert "      read from derived from rdma.compute_ports (+4 more)\n" in out
     assert "[ok]" not in out
+
+
+TWO_HOST_LOG = """\
+{a}:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4
+{a}:1234:1234 [0] NCCL INFO NET/IB : No device found.
+{a}:1234:1234 [0] NCCL INFO Using network Socket
+{b}:2234:2234 [0] NCCL INFO NET/IB : No device found.
+{b}:2234:2234 [0] NCCL INFO Using network Socket
+"""
+
+
+def _paste(tmp_path, name: str, a: str, b: str) -> str:
+    path = tmp_path / name
+    path.write_text(TWO_HOST_LOG.format(a=a, b=b))
+    return str(path)
+
+
+def test_the_hosts_of_a_paste_are_the_diagnosis_nodes(tmp_path, capsys):
+    code, out = run(capsys, "--evidence", _paste(tmp_path, "one.log", "gpu-a01", "gpu-b02"), "--format", "json")
+    ctx = json.loads(out)["context"]
+    assert code == EXIT_FAULT
+    assert (ctx["host"], ctx["hosts"]) == ("gpu-a01, gpu-b02", ["gpu-a01", "gpu-b02"])
+
+
+def test_two_incidents_on_two_hosts_get_two_fingerprints(tmp_path, capsys):
+    from allreduce_doctor.export.ticket import build_ticket
+
+    prints = []
+    for name, (a, b) in {"one.log": ("gpu-a01", "gpu-b02"), "two.log": ("gpu-c03", "gpu-d04")}.items():
+        run(capsys, "--evidence", _paste(tmp_path, name, a, b), "--format", "json", "-o", str(tmp_path / f"{name}.json"))
+        prints.append(build_ticket(json.loads((tmp_path / f"{name}.json").read_text())).fingerprint)
+    assert prints[0] != prints[1]

@@ -261,9 +261,10 @@ def build_ticket(diagnosis: dict) -> Ticket:
     fabric = str(ctx.get("fabric") or "unknown")
     fleet = _fleet(d.get("fleet"))
     checked = fleet["nodes_checked"] if fleet else 1
-    affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else ([host] if verdict == "fault" else [])
+    nodes = [one_line(h) for h in ctx.get("hosts") or []] or [host]  # a paste's hosts, else the node read
+    affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else (nodes if verdict == "fault" else [])
     bw = extract.bandwidth(d)
-    print_id = fingerprint(cause, fabric, affected or [host])
+    print_id = fingerprint(cause, fabric, affected or nodes)
     confidence, why = _confidence(d, deciding)
     missing = [str(i.get("node")) for i in d.get("inconclusive") or []]
     return Ticket(
