@@ -4,18 +4,44 @@ from __future__ import annotations
 
 import json
 
-from allreduce_doctor.status import HEALTHY, READ_STATUS, STEP_BADGE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN, VERDICT_HEADLINE
+from allreduce_doctor.busbw import phrase
+from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, READ_STATUS, STEP_BADGE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN, VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
 MAX_VALUE = 160
 
 
 # Item attributes that identify rather than decide; left out of compact renderings.
-IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value"}
+IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value",
+                 "lid", "sm_lid", "source"}
+# The attributes that decide a check, shown first so a cut line still names them: the port's rate
+# and its peers', the GID index with its GID, type and netdev, the priority with PFC and ECN.
+DECIDING_FIRST = ("rate_gbps", "expected_gbps", "width", "expected_width", "degraded", "state", "pinned", "index",
+                  "gid", "kind", "type", "ndev", "recommended_index", "priority", "tc", "dscp", "trust",
+                  "pfc_on_priority", "ecn_on_priority", "measured", "expected", "ratio")
+
+
+def _label(item: dict) -> str:
+    """What a record is called: its name, else the device or netdev it describes."""
+    return str(next((item[k] for k in ("name", "netdev", "device", "file") if item.get(k)), "?"))
+
+
+def _fields(item: dict) -> str:
+    """The record's deciding attributes as key=value, nulls and nested detail left out."""
+    order = {k: i for i, k in enumerate(DECIDING_FIRST)}
+    parts = []
+    for key in sorted(item, key=lambda k: order.get(k, len(order))):
+        value = item[key]
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            value = value["name"]  # a state {code, name}: its name
+        if key in IDENTITY_KEYS or key == "name" or key.startswith("_") or value is None or isinstance(value, (dict, list)):
+            continue
+        parts.append(f"{key}={json.dumps(value, default=str)}")
+    return " ".join(parts)
 
 
 def _names(key: str, items: list) -> str:
-    names = [str(i.get("name", "?")) for i in items]
+    names = [_label(i) for i in items]
     listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
     return f"{key}{': ' if key else ''}{len(names)} checked ({listed})"
 
@@ -35,10 +61,7 @@ def _compact(value, collection: bool = False):
     if isinstance(value, list) and value and all(isinstance(i, dict) for i in value):
         parts = []
         for item in value[:4]:
-            fields = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in item.items()
-                              if k not in IDENTITY_KEYS and k != "name" and not k.startswith("_")
-                              and not isinstance(v, (dict, list)))
-            parts.append(f"{item.get('name', '?')}: {fields}")
+            parts.append(f"{_label(item)}: {_fields(item)}")
         more = f" (+{len(value) - 4} more)" if len(value) > 4 else ""
         return "; ".join(parts) + more
     return value
@@ -111,11 +134,13 @@ def read_status(status) -> str:
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
     out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
-    rc = d.get("root_cause") or d.get("healthy") or {}
+    rc = _outcome(d)
     if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
         out.append(f"  {rc['title']}")
     if rc.get("summary"):
         out.append(f"  {' '.join(rc['summary'].split())}")
+    if d.get("bandwidth"):
+        out.append(f"  Bandwidth: {phrase(d['bandwidth'], bool(d.get('root_cause')))}")
     deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["", "Decision path:"]
     for step in d.get("path", []):
@@ -158,6 +183,18 @@ def render_text(d: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _outcome(d: dict) -> dict:
+    """The root cause, or the healthy end when the verdict is that end's; an inconclusive walk that
+    reached a healthy leaf did not find the node healthy, so it gets its own words."""
+    if d.get("root_cause"):
+        return d["root_cause"]
+    if d.get("verdict") == INCONCLUSIVE:
+        n = len(d.get("inconclusive") or [])
+        return {"summary": f"No fault found, but {n} check{'s' if n != 1 else ''} could not be decided (listed under "
+                           "Inconclusive): missing evidence is not a healthy node."}
+    return d.get("healthy") or {}
+
+
 def _source(source) -> str:
     parts = [p.strip() for p in str(source or "-").split(", ")]
     return parts[0] + (f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
@@ -169,9 +206,11 @@ def _md_cell(value, collection: bool = False) -> str:
 
 def render_markdown(d: dict) -> str:
     out = [f"# {_verdict_line(d)}", "", *(f"> **warning:** {w}" for w in d.get("warnings") or []), f"_{_headline(d)}_", ""]
-    rc = d.get("root_cause") or d.get("healthy") or {}
+    rc = _outcome(d)
     if rc.get("summary"):
         out += [" ".join(rc["summary"].split()), ""]
+    if d.get("bandwidth"):
+        out += [f"**Bandwidth:** {phrase(d['bandwidth'], bool(d.get('root_cause')))}", ""]
     deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["## Decision path", "", "| step | result | outcome | value |", "|---|---|---|---|"]
     for step in d.get("path", []):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from allreduce_doctor.busbw import summary as busbw_summary
 from allreduce_doctor.doctor import BRANCHES, Doctor
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.hosts.base import Host
@@ -114,6 +115,7 @@ class Session:
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report
         diagnosis.warnings = list(self.warnings)
+        diagnosis.bandwidth = busbw_summary(self.observations)
         return diagnosis
 
     def reanswer(self, answers: dict[str, str]):

@@ -135,3 +135,60 @@ def test_two_incidents_on_two_hosts_get_two_fingerprints(tmp_path, capsys):
         run(capsys, "--evidence", _paste(tmp_path, name, a, b), "--format", "json", "-o", str(tmp_path / f"{name}.json"))
         prints.append(build_ticket(json.loads((tmp_path / f"{name}.json").read_text())).fingerprint)
     assert prints[0] != prints[1]
+
+
+TABLE = "nccl-tests-all_reduce_perf-16gpu-2node-h100-gcp.txt"
+IBSTAT = "ibstat-ndr-h100-ib-all-active.txt"
+
+
+def _reference(name: str) -> str:
+    """A real tool output kept in the tests (fixtures/outputs, or the evidence suite's real pastes)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for folder in (root / "fixtures" / "outputs", root / "evidence" / "data" / "real"):
+        if (folder / name).is_file():
+            return (folder / name).read_text()
+    raise FileNotFoundError(name)
+
+
+def test_a_busbw_table_alone_names_its_number_and_is_inconclusive(tmp_path, capsys):
+    paste = tmp_path / "table.txt"
+    paste.write_text(_reference(TABLE))
+    code, out = run(capsys, "--evidence", str(paste))
+    assert code == 3
+    assert out.splitlines()[2:5] == [
+        "INCONCLUSIVE",
+        "  No fault found, but 26 checks could not be decided (listed under Inconclusive): missing evidence is not a healthy node.",
+        "  Bandwidth: busbw is 338.82 GB/s (peak busbw at large sizes); what the NICs can carry is not known: "
+        "paste `ibstat` (or diagnose on the node) to compare"]
+    assert "every check passed" not in out
+
+
+def test_a_busbw_table_with_ibstat_gives_the_ratio(tmp_path, capsys):
+    paste = tmp_path / "table.txt"
+    paste.write_text(_reference(TABLE) + _reference(IBSTAT))
+    code, out = run(capsys, "--evidence", str(paste), "--format", "json")
+    bw = json.loads(out)["bandwidth"]
+    assert bw == {"measured_gbs": 338.82, "expected_gbs": 400.0, "ratio": 0.847, "verdict": "below", "nics": 8,
+                  "line_gbps": 400.0, "basis": "peak busbw at large sizes"}
+
+
+def test_a_slow_run_without_a_cause_says_so():
+    from allreduce_doctor.busbw import phrase
+
+    bw = {"measured_gbs": 16.97, "expected_gbs": 48.0, "ratio": 0.354, "verdict": "below", "nics": 8,
+          "line_gbps": 400.0, "basis": "peak busbw at large sizes"}
+    assert phrase(bw, found_cause=False) == (
+        "busbw is 16.97 GB/s (peak busbw at large sizes), about 35% of what 8x400G can carry (48 GB/s): cause not "
+        "found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node")
+    assert phrase(bw, found_cause=True).endswith("(48 GB/s)")
+
+
+def test_tickets_name_the_not_applicable_verdict_and_the_badges(bundles, capsys, tmp_path):
+    from allreduce_doctor.export.ticket import build_ticket
+
+    run(capsys, "--snapshot", bundles["no-gpus-no-rdma"], "--format", "json", "-o", str(tmp_path / "d.json"))
+    ticket = build_ticket(json.loads((tmp_path / "d.json").read_text()))
+    assert (ticket.cause, ticket.cause_title, ticket.severity) == ("not_applicable", "Nothing to diagnose here", "none")
+    assert [s["mark"] for s in ticket.path] == ["pass", "n.a.", "n.a."]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from allreduce_doctor.report import short
-from allreduce_doctor.status import VERDICT_HEADLINE
+from allreduce_doctor.report import read_status, short
+from allreduce_doctor.status import STEP_PASS, VERDICT_HEADLINE
 
 from .ticket import RawBlock, Ticket
 
@@ -90,7 +90,7 @@ def _diagnosis(ticket: Ticket, lean: bool = False) -> list:
         out.append(("para", [T(rc["summary"])]))
     out.append(("para", [B("Confidence: "), T(f"{rc['confidence']} ({rc['confidence_reason']})")]))
     rows = [[[T(s["mark"])], [T(s["title"])], [T(s["outcome"])]]
-            + ([[T("-")], [T("-")]] if lean and s["mark"] == "ok" else [[T(s["means"] or "-")], _value(s["value"])])
+            + ([[T("-")], [T("-")]] if lean and s["mark"] == STEP_PASS else [[T(s["means"] or "-")], _value(s["value"])])
             for s in ticket.path]
     out += [("heading", 2, [T("Decision path")]),
             ("table", ["result", "check", "outcome", "what it means", "deciding value"], rows)]
@@ -109,10 +109,10 @@ def _evidence(ticket: Ticket, row_cap: int) -> list:
             spare -= r["node"] not in ticket.deciding
             shown.append(r)
     rows = [[[C(r["node"])], [C(r["fact"])], _value(r["observed"], True), [T(r["expected"] or "-")],
-             [T(short(r["source"], CELL) if r["source"] else "-")], [T(r["status"] + (f": {r['reason']}" if r["reason"] else ""))]]
+             [T(short(r["source"], CELL) if r["source"] else "-")], [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
             for r in shown]
     out = [("heading", 2, [T("Evidence")]),
-           ("table", ["check", "fact", "observed", "expected", "source", "status"], rows)]
+           ("table", ["check", "fact", "observed", "expected", "source", "read"], rows)]
     if len(shown) < len(ticket.evidence):
         out.append(("para", [T(f"{len(ticket.evidence) - len(shown)} more evidence rows (of checks that passed) "
                                "are in the JSON export: "), C("allreduce-doctor export --to json"), T(".")]))

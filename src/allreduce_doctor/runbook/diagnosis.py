@@ -91,6 +91,7 @@ class Diagnosis:
     bundle: str | None = None  # the bundle diagnosed; JSON: context.bundle
     evidence_used: dict | None = None  # what pasted text gave (evidence report); JSON: top-level, when any
     warnings: list[str] = field(default_factory=list)  # one line each, shown first (a --fabric the ports contradict)
+    bandwidth: dict | None = None  # measured busbw vs what the NICs carry (busbw.summary); JSON: top-level, when any
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -101,6 +102,8 @@ class Diagnosis:
             data["evidence_used"] = used
         if warnings:
             data["warnings"] = warnings
+        if data.get("bandwidth") is None:
+            data.pop("bandwidth", None)
         return data
 
     @classmethod
@@ -125,4 +128,5 @@ class Diagnosis:
             bundle=(data.get("context") or {}).get("bundle"),
             evidence_used=data.get("evidence_used"),
             warnings=[str(w) for w in data.get("warnings") or []],
+            bandwidth=data.get("bandwidth"),
         )
