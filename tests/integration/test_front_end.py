@@ -124,3 +124,23 @@ def test_top_level_help_says_it_opens_the_ui(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "on a terminal it opens the terminal UI" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_readme_transcript_is_what_diagnose_prints(capsys, monkeypatch):
+    from tests.integration.test_cli import ROOT
+
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```\n", readme.index("## What it prints")) + 4
+    transcript = readme[start:readme.index("```\n", start)]
+    assert main(["diagnose", "--snapshot", "examples/roce-pfc-off.tar.gz"]) == 1
+    assert capsys.readouterr().out == transcript
+
+
+def test_the_readme_quick_start_uses_a_venv_and_says_what_the_tests_need():
+    from tests.integration.test_cli import ROOT
+
+    quick = (ROOT / "README.md").read_text().split("## Quick start")[1].split("\n## ")[0]
+    assert "python3 -m venv .venv && . .venv/bin/activate" in quick
+    assert "externally-managed-environment" in quick
+    assert "`tmux`" in quick and "`sshd`" in quick and "minutes" in quick
