@@ -192,3 +192,9 @@ def test_tickets_name_the_not_applicable_verdict_and_the_badges(bundles, capsys,
     ticket = build_ticket(json.loads((tmp_path / "d.json").read_text()))
     assert (ticket.cause, ticket.cause_title, ticket.severity) == ("not_applicable", "Nothing to diagnose here", "none")
     assert [s["mark"] for s in ticket.path] == ["pass", "n.a.", "n.a."]
+
+
+def test_socket_fallback_from_no_device_found_does_not_say_the_log_is_silent(tmp_path, capsys):
+    code, out = run(capsys, "--evidence", _paste(tmp_path, "one.log", "gpu-a01", "gpu-b02"))
+    assert code == EXIT_FAULT and "FAULT FOUND: socket_fallback" in out
+    assert "does not say why" not in out and "`NET/IB : No device found.` in the log" in out
