@@ -7,6 +7,8 @@ import argparse
 import sys
 
 from allreduce_doctor import __version__
+from allreduce_doctor.status import EXIT_BAD_INPUT, PROG, TOOL_EXIT_HELP, VERDICT_EXIT_HELP
+
 # Commands that live in their own package: module with add_parser(subparsers) and run(args) -> int.
 # Those modules import only argparse-level code, so --help stays fast.
 PLUGIN_COMMANDS = {
@@ -16,6 +18,26 @@ PLUGIN_COMMANDS = {
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
+RAW = argparse.RawDescriptionHelpFormatter
+
+DIAGNOSE_DESCRIPTION = """\
+Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,
+PCIe, GPUDirect, then the InfiniBand or RoCE branch) and name the root cause with its evidence,
+fix and verification. Always headless; plain `allreduce-doctor` on a terminal opens the UI."""
+DIAGNOSE_EPILOG = f"""\
+examples:
+  {PROG} diagnose                                   # this node, text report
+  {PROG} diagnose --snapshot node.tar.gz --format json -o diag.json
+  {PROG} diagnose --evidence nccl.log --evidence ibstat.txt
+  {PROG} diagnose --answer validated_scale=two_nodes --export github
+
+{VERDICT_EXIT_HELP}"""
+COLLECT_EPILOG = f"""\
+examples:
+  {PROG} collect -o node.tar.gz                     # a file in the current folder
+  {PROG} collect -o /var/tmp/snap --force           # a directory, replacing an earlier bundle
+
+{TOOL_EXIT_HELP}"""
 
 
 def _diagnose_args(p: argparse.ArgumentParser) -> None:
@@ -56,26 +78,33 @@ def build_parser() -> argparse.ArgumentParser:
         prog="allreduce-doctor",
         description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
         "walk a decision tree, name the root cause with its evidence, fix and verification.",
-        epilog="exit codes: 0 nothing found, 1 fault found, 2 bad input, 3 inconclusive. "
-        "Without a command, runs `diagnose`.",
+        epilog=f"{VERDICT_EXIT_HELP} Without a command, runs `diagnose`: on a terminal it opens the terminal UI, "
+        "on a pipe (or with --format, -o or --export) it prints the report.",
     )
     parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)")
+    diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)",
+                          description=DIAGNOSE_DESCRIPTION, epilog=DIAGNOSE_EPILOG, formatter_class=RAW)
     _diagnose_args(diag)
 
-    collect = sub.add_parser("collect", help="capture a snapshot bundle of this node (read-only)")
+    collect = sub.add_parser("collect", help="capture a snapshot bundle of this node (read-only)",
+                             description="Capture what the probes read on this node (files and command outputs, "
+                             "read-only) into a bundle to diagnose later, elsewhere.",
+                             epilog=COLLECT_EPILOG, formatter_class=RAW)
     collect.add_argument("-o", "--output", required=True, metavar="PATH",
-                         help="bundle to write: a new directory, or a file ending in .tar.gz")
+                         help="bundle to write: a directory, or a file ending in .tar.gz, in an existing folder")
     collect.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                          help="seconds between the two counter samples (default 1)")
+    collect.add_argument("--force", action="store_true", help="replace a bundle already at the output path")
 
-    probes = sub.add_parser("probes", help="the probe catalogue")
+    probes = sub.add_parser("probes", help="the probe catalogue", epilog=TOOL_EXIT_HELP,
+                            description="Every file and command the tool may touch on a node.")
     psub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
     psub.add_parser("list", help="every file and command the tool may touch, with timeout and root need")
 
-    runbook = sub.add_parser("runbook", help="check or draw the decision trees")
+    runbook = sub.add_parser("runbook", help="check or draw the decision trees", epilog=TOOL_EXIT_HELP,
+                             description="Load and check the decision trees (runbooks/*.yaml), or draw them.")
     rsub = runbook.add_subparsers(dest="runbook_command", metavar="ACTION", required=True)
     validate = rsub.add_parser("validate", help="load and check runbooks (default: the shipped ones)")
     validate.add_argument("files", nargs="*", metavar="FILE")
@@ -90,12 +119,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unknown_command(word: str) -> int:
+    from allreduce_doctor.suggest import closest
+
+    near = closest(word, COMMANDS)
+    print(f"{PROG}: error: unknown command '{word}'" + (f" (did you mean {near}?)" if near else "")
+          + f"; commands: {', '.join(COMMANDS)}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse; an unknown option is reported by the command it was given to, with a did-you-mean."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        from allreduce_doctor.suggest import closest
+
+        command = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
+        options = [o for action in command._actions for o in action.option_strings]
+        near = closest(extra[0].split("=")[0], options) if extra[0].startswith("-") else None
+        command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {near}?)" if near else ""))
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return _unknown_command(argv[0])  # diagnose takes no bare words: a bare word is a command
     implicit = not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"))
     if implicit:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
-    args = build_parser().parse_args(argv)
+    args = _parse(build_parser(), argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
     from allreduce_doctor.status import run_guarded
 

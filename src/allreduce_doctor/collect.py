@@ -3,7 +3,11 @@ implementation, so replaying the bundle gives exactly the observations of this r
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
+
+from allreduce_doctor.errors import DoctorError
 
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.recording import RecordingHost
@@ -42,6 +46,25 @@ def summarize(path: str, observations: Observations) -> str:
     return "\n".join(lines)
 
 
-def collect(out: str, interval: float) -> str:
+ARCHIVE_SUFFIX = ".tar.gz"
+
+
+def check_bundle_path(out: str, force: bool = False) -> None:
+    """`collect -o` writes where it is told and nowhere else: into an existing folder, as a
+    directory or a .tar.gz, replacing an earlier bundle only with --force."""
+    path = Path(out)
+    parent = path.parent
+    if not parent.is_dir():
+        raise DoctorError(f"-o {out}: the folder {parent} does not exist; create it first")
+    archive = path.name.endswith(ARCHIVE_SUFFIX)
+    if not archive and not path.is_dir() and "." in path.name.lstrip("."):
+        raise DoctorError(f"-o {out}: a bundle is a directory or a file ending in {ARCHIVE_SUFFIX}; "
+                          f"name it {path.name.split('.')[0] or 'bundle'}{ARCHIVE_SUFFIX} or give a directory")
+    if os.path.lexists(path) and not (path.is_dir() and not path.is_symlink() and not any(path.iterdir())) and not force:
+        raise DoctorError(f"-o {out}: already exists; add --force to replace the bundle there")
+
+
+def collect(out: str, interval: float, force: bool = False) -> str:
+    check_bundle_path(out, force)
     path, observations = record(LiveHost(), out, interval, stderr_progress())
     return summarize(path, observations)

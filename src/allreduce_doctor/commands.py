@@ -14,12 +14,14 @@ def session_from_args(args, interactive: bool = False):
     """The Session a diagnose command line describes (the one place args become a Session)."""
     from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.progress import stderr_progress
-    from allreduce_doctor.session import Options, Session, parse_answers
+    from allreduce_doctor.session import Options, Session, check_interval, parse_answers
 
     from allreduce_doctor.site import DEFAULT_SITE, load_site
 
+    doctor = Doctor.load()
+    answers = parse_answers(args.answer, doctor.runbooks.answers)
     site = load_site(args.site) if args.site else load_site(DEFAULT_SITE, required=False)
-    options = Options(fabric=args.fabric, interval=args.interval, answers=parse_answers(args.answer), bundle=args.snapshot,
+    options = Options(fabric=args.fabric, interval=args.interval, answers=answers, bundle=args.snapshot,
                       site=site, symptom=getattr(args, "symptom", None))
     if args.evidence:
         from allreduce_doctor.evidence import load_evidence
@@ -34,9 +36,11 @@ def session_from_args(args, interactive: bool = False):
         from allreduce_doctor.hosts.select import open_host
 
         host = open_host(args.snapshot)
+    if host.kind == "live":
+        check_interval(args.interval, live=True)
     if host.kind == "live" and not interactive:
         options.progress = stderr_progress()
-    return Session(Doctor.load(), host, options)
+    return Session(doctor, host, options)
 
 
 def _wants_tui(args) -> bool:
@@ -50,6 +54,10 @@ def cmd_diagnose(args) -> int:
     from allreduce_doctor.report import render
 
     started = time.monotonic()
+    if args.export and args.format:  # one output, one document: never a ticket under a report's name
+        raise DoctorError(f"--export {args.export} with --format {args.format}: --export writes the ticket "
+                          "document instead of the report; drop one, or write the report with -o FILE and run "
+                          f"`allreduce-doctor export FILE --to {args.export}`")
     if _wants_tui(args):
         try:
             from allreduce_doctor.tui.app import run_app
@@ -80,8 +88,8 @@ def cmd_collect(args) -> int:
     from allreduce_doctor.collect import collect
     from allreduce_doctor.session import check_interval
 
-    check_interval(args.interval)
-    summary = collect(args.output, args.interval)
+    check_interval(args.interval, live=True)
+    summary = collect(args.output, args.interval, args.force)
     print(summary)
     return EXIT_HEALTHY
 

@@ -4,15 +4,42 @@ from __future__ import annotations
 
 import json
 
+from allreduce_doctor.status import READ_STATUS, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
+
 MAX_VALUE = 160
 
 
 # Item attributes that identify rather than decide; left out of compact renderings.
-IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value"}
+IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "link_layer", "value",
+                 "lid", "sm_lid", "source"}
+# The attributes that decide a check, shown first so a cut line still names them: the port's rate
+# and its peers', the GID index with its GID, type and netdev, the priority with PFC and ECN.
+DECIDING_FIRST = ("rate_gbps", "expected_gbps", "width", "expected_width", "degraded", "state", "pinned", "index",
+                  "gid", "kind", "type", "ndev", "recommended_index", "priority", "tc", "dscp", "trust",
+                  "pfc_on_priority", "ecn_on_priority", "measured", "expected", "ratio")
+
+
+def _label(item: dict) -> str:
+    """What a record is called: its name, else the device or netdev it describes."""
+    return str(next((item[k] for k in ("name", "netdev", "device", "file") if item.get(k)), "?"))
+
+
+def _fields(item: dict) -> str:
+    """The record's deciding attributes as key=value, nulls and nested detail left out."""
+    order = {k: i for i, k in enumerate(DECIDING_FIRST)}
+    parts = []
+    for key in sorted(item, key=lambda k: order.get(k, len(order))):
+        value = item[key]
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            value = value["name"]  # a state {code, name}: its name
+        if key in IDENTITY_KEYS or key == "name" or key.startswith("_") or value is None or isinstance(value, (dict, list)):
+            continue
+        parts.append(f"{key}={json.dumps(value, default=str)}")
+    return " ".join(parts)
 
 
 def _names(key: str, items: list) -> str:
-    names = [str(i.get("name", "?")) for i in items]
+    names = [_label(i) for i in items]
     listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
     return f"{key}{': ' if key else ''}{len(names)} checked ({listed})"
 
@@ -32,10 +59,7 @@ def _compact(value, collection: bool = False):
     if isinstance(value, list) and value and all(isinstance(i, dict) for i in value):
         parts = []
         for item in value[:4]:
-            fields = " ".join(f"{k}={json.dumps(v, default=str)}" for k, v in item.items()
-                              if k not in IDENTITY_KEYS and k != "name" and not k.startswith("_")
-                              and not isinstance(v, (dict, list)))
-            parts.append(f"{item.get('name', '?')}: {fields}")
+            parts.append(f"{_label(item)}: {_fields(item)}")
         more = f" (+{len(value) - 4} more)" if len(value) > 4 else ""
         return "; ".join(parts) + more
     return value
@@ -49,3 +73,17 @@ def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def step_badge(step: dict, deciding: set[str]) -> str:
+    """The step's outcome for the node (pass / fail / unknown / n.a.); a finding's step fails."""
+    if step.get("node") in deciding:
+        return STEP_FAIL
+    if step.get("badge"):
+        return step["badge"]
+    return STEP_UNKNOWN if step.get("outcome") == "unknown" else STEP_PASS  # a Diagnosis from before badges
+
+
+def read_status(status) -> str:
+    """An evidence row's read status, worded apart from any verdict."""
+    return READ_STATUS.get(str(status), str(status or "-"))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 
-from allreduce_doctor.oneline import short
-from allreduce_doctor.status import VERDICT_HEADLINE
+from allreduce_doctor.busbw import phrase
+from allreduce_doctor.oneline import read_status, short, step_badge  # noqa: F401 - the views import them from here too
+from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
 
@@ -34,7 +35,8 @@ def _verdict_line(d: dict) -> str:
     if rc:
         return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']} ({rc.get('severity')}, owner: {rc.get('owner')})"
     healthy = d.get("healthy") or {}
-    suffix = f": {healthy['id']}" if healthy.get("id") else ""
+    # The healthy outcome's id names a healthy end: it is not said of an inconclusive or n.a. verdict.
+    suffix = f": {healthy['id']}" if healthy.get("id") and verdict == HEALTHY else ""
     return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
 
 
@@ -53,26 +55,27 @@ def _evidence_used(used: dict | None) -> list[str]:
     return out
 
 
-def _step_mark(step: dict, deciding: set[str]) -> str:
-    if step.get("node") in deciding:
-        return "FAIL"
-    return {"unknown": " ?? "}.get(step.get("outcome"), " ok ")
+
+
 
 
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
-    out = [_headline(d), "", _verdict_line(d)]
-    rc = d.get("root_cause") or d.get("healthy") or {}
-    if rc.get("title"):
+    out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
+    rc = _outcome(d)
+    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
         out.append(f"  {rc['title']}")
     if rc.get("summary"):
         out.append(f"  {' '.join(rc['summary'].split())}")
+    if d.get("bandwidth"):
+        out.append(f"  Bandwidth: {phrase(d['bandwidth'], bool(d.get('root_cause')))}")
     deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["", "Decision path:"]
     for step in d.get("path", []):
         # Titles state the healthy expectation; the outcome's meaning says what was found.
-        out.append(f"  [{_step_mark(step, deciding)}] {step.get('title') or step['node']}")
-        if step.get("node") in deciding or step.get("outcome") not in ("yes", "no"):
+        badge = step_badge(step, deciding)
+        out.append(f"  [{STEP_BADGE.get(badge, badge)}] {step.get('title') or step['node']}")
+        if badge != STEP_PASS:
             out.append(f"         -> {step.get('means', '')}")
             if step.get("value") not in (None, "", [], {}):
                 out.append(f"         value: {short(step['value'])}")
@@ -82,7 +85,7 @@ def render_text(d: dict) -> str:
         for row in rows:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
             out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
-            out.append(f"      [{row.get('status')}] {_source(row.get('source'))}")
+            out.append(f"      {read_status(row.get('status'))} from {_source(row.get('source'))}")
     ranked = [f for f in d.get("findings", []) if f.get("confidence")]
     if ranked:
         out += ["", "Candidates (most likely first):"]
@@ -115,6 +118,18 @@ def render_text(d: dict) -> str:
         out += [f"  - {q.get('node')}: {q.get('reason')}" for q in d["unanswered"]]
     out += ["", "Full evidence for every step: --format json (or markdown)."]
     return "\n".join(out) + "\n"
+
+
+def _outcome(d: dict) -> dict:
+    """The root cause, or the healthy end when the verdict is that end's; an inconclusive walk that
+    reached a healthy leaf did not find the node healthy, so it gets its own words."""
+    if d.get("root_cause"):
+        return d["root_cause"]
+    if d.get("verdict") == INCONCLUSIVE:
+        n = len(d.get("inconclusive") or [])
+        return {"summary": f"No fault found, but {n} check{'s' if n != 1 else ''} could not be decided (listed under "
+                           "Inconclusive): missing evidence is not a healthy node."}
+    return d.get("healthy") or {}
 
 
 def _source(source) -> str:

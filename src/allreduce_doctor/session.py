@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from allreduce_doctor.busbw import summary as busbw_summary
 from allreduce_doctor.doctor import BRANCHES, Doctor
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.site import KEYS as SITE_KEYS, normalize as normalize_site
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import OK, Observation, Observations
 from allreduce_doctor.probes.runner import Progress, ProbeRunner
@@ -20,6 +22,7 @@ from allreduce_doctor.probes.runner import Progress, ProbeRunner
 ANSWERS_FACT = "operator.answers"  # operator answers are evidence too: checks can read their values
 SITE_FACT = "site.declared"  # the site file's policy; nothing declared is a definite {}
 MAX_INTERVAL = 600.0
+MIN_LIVE_INTERVAL = 0.1
 
 
 @dataclass
@@ -39,20 +42,51 @@ class Options:
         check_interval(self.interval)
 
 
-def check_interval(seconds: float) -> float:
-    if not 0 <= seconds <= MAX_INTERVAL:
-        raise DoctorError(f"--interval {seconds:g}: expected 0 to {MAX_INTERVAL:g} seconds")
+def check_interval(seconds: float, live: bool = False) -> float:
+    """The one range of --interval for every command. On a live node two samples closer than
+    MIN_LIVE_INTERVAL measure nothing; a bundle replays its recorded samples (0 is fine there)."""
+    low = MIN_LIVE_INTERVAL if live else 0
+    if not low <= seconds <= MAX_INTERVAL:
+        raise DoctorError(f"--interval {seconds:g}: expected {low:g} to {MAX_INTERVAL:g} seconds")
     return seconds
 
 
-def parse_answers(pairs: list[str]) -> dict[str, str]:
-    """`--answer NAME=VALUE` pairs as a mapping (DoctorError on a malformed pair)."""
+def _site_setting(name: str, value: str) -> None:
+    normalize_site({name: value}, f"--answer {name}")
+
+
+def _measured_busbw(name: str, value: str) -> None:
+    try:
+        float(value.split()[0])
+    except (ValueError, IndexError):
+        raise DoctorError(f"--answer {name}={value}: expected a bus bandwidth in GB/s, e.g. {name}=350") from None
+
+
+# Answers that are not questions' choices: the site policy (site.KEYS) and a measured busbw.
+FREE_ANSWERS = {**{name: _site_setting for name in SITE_KEYS}, "measured_busbw": _measured_busbw}
+
+
+def parse_answers(pairs: list[str], known: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """`--answer NAME=VALUE` pairs as a mapping. DoctorError on a malformed pair and, given the
+    runbooks' questions (`known`: answer name -> choices), on a name or a value they do not have."""
+    from allreduce_doctor.suggest import closest, hint
+
     answers = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
             raise DoctorError(f"--answer {pair!r}: expected NAME=VALUE, e.g. --answer validated_scale=two_nodes")
-        answers[name.strip()] = value.strip()
+        if known is not None and name in FREE_ANSWERS:
+            FREE_ANSWERS[name](name, value)  # a declared site setting or a measured figure, checked as such
+        elif known is not None and name not in known:
+            names = sorted(known) + sorted(FREE_ANSWERS)
+            raise DoctorError(f"--answer {name}: no question or setting has this name (known: {', '.join(names)})"
+                              + hint(closest(name, names)))
+        elif known is not None and value not in known[name]:
+            raise DoctorError(f"--answer {name}={value}: expected one of {', '.join(known[name])}"
+                              + hint(closest(value, known[name])))
+        answers[name] = value
     return answers
 
 
@@ -62,6 +96,7 @@ class Session:
         self.host = host
         self.options = options or Options()
         self.observations = Observations()
+        self.warnings: list[str] = []  # one line each, shown at the top of the Diagnosis
 
     @property
     def catalogue(self):
@@ -78,10 +113,11 @@ class Session:
             given.add(obs)
         first = runner.run({"node.fabric"}, known=given)
         fabric_obs = first.get("node.fabric")
+        self.warnings = []
         if opts.fabric != "auto":
-            forced = dict(fabric_obs.value or {}, fabric=opts.fabric)
-            fabric_obs = Observation("node.fabric", forced, OK, f"--fabric {opts.fabric}", "", "fabric")
+            fabric_obs, warning = forced_fabric(opts.fabric, fabric_obs)
             first.add(fabric_obs)
+            self.warnings += [warning] if warning else []
         fabric = (fabric_obs.value or {}).get("fabric") if fabric_obs.status == OK else None
         rest = runner.run(self.doctor.facts_for(fabric) - set(first.facts), known=first)
         for obs in first.values():
@@ -107,6 +143,8 @@ class Session:
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report
+        diagnosis.warnings = list(self.warnings)
+        diagnosis.bandwidth = busbw_summary(self.observations)
         return diagnosis
 
     def reanswer(self, answers: dict[str, str]):
@@ -137,8 +175,9 @@ class Session:
         from allreduce_doctor import __version__
 
         ident = self.host.identity()
-        return {
-            "host": ident.hostname,
+        log_hosts = [] if ident.hostname else self._log_hosts()
+        context = {
+            "host": ident.hostname or _host_label(log_hosts),
             "kernel": ident.kernel,
             "source": self.host.kind,
             "fabric": self._fabric(),
@@ -149,6 +188,15 @@ class Session:
             "collected_at": (getattr(self.host, "manifest", None) or {}).get("created"),
             "versions": self._versions(ident.kernel),
         }
+        if log_hosts:  # a paste names its ranks' hosts: they are the Diagnosis's nodes (and its fingerprint's)
+            context["hosts"] = log_hosts
+        return context
+
+    def _log_hosts(self) -> list[str]:
+        """The hosts pasted NCCL lines carry in their `host:pid:tid` prefix, sorted."""
+        log = self.observations.get("log.nccl")
+        value = log.value if log.ok and isinstance(log.value, dict) else {}
+        return [str(h) for h in value.get("host_names") or []]
 
     def _versions(self, kernel: str) -> dict:
         """Versions a ticket needs, from what was observed (None when nothing said)."""
@@ -157,6 +205,31 @@ class Session:
         log = self.observations.get("log.nccl")
         nccl = (log.value or {}).get("version") if log.ok and isinstance(log.value, dict) else None
         return {"kernel": kernel or None, "nic_firmware": firmware or None, "nccl": nccl}
+
+
+def _host_label(hosts: list[str]) -> str:
+    """One line naming the hosts of a paste: all of them up to three, then a count."""
+    return ", ".join(hosts[:3]) + (f" +{len(hosts) - 3} more" if len(hosts) > 3 else "")
+
+
+FABRIC_PORTS = {"ib": ("ib_ports", "InfiniBand"), "roce": ("eth_ports", "RoCE")}
+
+
+def forced_fabric(forced: str, observed: Observation) -> tuple[Observation, str]:
+    """`--fabric` picks the branch; it never creates ports. The node.fabric to walk, and a one-line
+    warning when the ports the node has contradict the flag (their own branch is walked then)."""
+    value = observed.value if observed.status == OK and isinstance(observed.value, dict) else None
+    if value is None:  # the ports could not be read: the flag picks the branch, the ports stay unknown
+        return Observation("node.fabric", {"fabric": forced}, OK, f"--fabric {forced}", probe="fabric",
+                           reason=f"ports not read ({observed.reason or observed.status})"), ""
+    key, name = FABRIC_PORTS[forced]
+    if value.get(key):  # the node has such ports (maybe beside the other kind): walk that branch
+        return Observation("node.fabric", dict(value, fabric=forced), OK, f"--fabric {forced}", probe="fabric"), ""
+    have = ", ".join(f"{value.get(k, 0)} {n}" for k, n in FABRIC_PORTS.values())
+    actual = value.get("fabric")
+    walked = f"walking the {FABRIC_PORTS[actual][1]} branch the ports show" if actual in FABRIC_PORTS \
+        else "no RDMA branch applies"
+    return observed, f"--fabric {forced} ignored: this node has no {name} ports ({have}); {walked}"
 
 
 def _dependents(catalogue, fact: str) -> set[str]:

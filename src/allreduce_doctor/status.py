@@ -17,15 +17,33 @@ EXIT_HEALTHY = 0
 EXIT_FAULT = 1
 EXIT_BAD_INPUT = 2  # also argparse's usage-error code
 EXIT_INCONCLUSIVE = 3
+EXIT_NOT_APPLICABLE = 4  # nothing of NCCL's networking here (no GPUs, no RDMA): not healthy, not a fault
 EXIT_INTERNAL = 70  # EX_SOFTWARE in sysexits.h: a bug, not the user's input
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for ^C
 
-# The three verdicts a Diagnosis can carry (its JSON "verdict" field).
-FAULT, HEALTHY, INCONCLUSIVE = "fault", "healthy", "inconclusive"
-VERDICTS = (FAULT, HEALTHY, INCONCLUSIVE)
-VERDICT_EXIT = {HEALTHY: EXIT_HEALTHY, FAULT: EXIT_FAULT, INCONCLUSIVE: EXIT_INCONCLUSIVE}
+# The four verdicts a Diagnosis can carry (its JSON "verdict" field). healthy only when the
+# checks that matter for this node ran and passed; not_applicable when the node has neither
+# GPUs nor RDMA ports, so there is no NCCL network path to judge.
+FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE = "fault", "healthy", "inconclusive", "not_applicable"
+VERDICTS = (FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE)
+VERDICT_EXIT = {HEALTHY: EXIT_HEALTHY, FAULT: EXIT_FAULT, INCONCLUSIVE: EXIT_INCONCLUSIVE,
+                NOT_APPLICABLE: EXIT_NOT_APPLICABLE}
 # The headline of each verdict, as every report and ticket words it (reports print it upper-case).
-VERDICT_HEADLINE = {FAULT: "Fault found", HEALTHY: "Nothing found on this node", INCONCLUSIVE: "Inconclusive"}
+VERDICT_HEADLINE = {FAULT: "Fault found", HEALTHY: "Nothing found on this node", INCONCLUSIVE: "Inconclusive",
+                    NOT_APPLICABLE: "Nothing to diagnose here"}
+
+# A step's badge: what its outcome means for the node, worded apart from an evidence row's read
+# status (ok / missing / error: whether a fact could be read at all).
+STEP_PASS, STEP_FAIL, STEP_UNKNOWN, STEP_NA = "pass", "fail", "unknown", "n.a."
+STEP_BADGE = {STEP_PASS: "pass", STEP_FAIL: "FAIL", STEP_UNKNOWN: " ?? ", STEP_NA: "n.a."}
+# How an evidence row's read status reads beside a step's badge.
+READ_STATUS = {"ok": "read", "missing": "not read", "error": "read failed", "not_applicable": "no such hardware"}
+
+# What every command that ends in a verdict says about its exit codes in --help (README.md: the table).
+VERDICT_EXIT_HELP = (f"exit codes: {EXIT_HEALTHY} nothing found, {EXIT_FAULT} fault found, {EXIT_BAD_INPUT} bad input, "
+                     f"{EXIT_INCONCLUSIVE} inconclusive, {EXIT_NOT_APPLICABLE} nothing to diagnose here "
+                     f"(no GPUs and no RDMA ports), {EXIT_INTERNAL} internal error.")
+TOOL_EXIT_HELP = f"exit codes: {EXIT_HEALTHY} done, {EXIT_BAD_INPUT} bad input, {EXIT_INTERNAL} internal error."
 
 DEBUG_ENV = "ALLREDUCE_DOCTOR_DEBUG"  # set: internal errors raise with their traceback
 PROG = "allreduce-doctor"

@@ -57,8 +57,12 @@ def test_comments_on_the_open_issue_with_the_same_fingerprint(capsys, tracker, d
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)  # the second variable is read when GH_TOKEN is unset
     ticket = build_ticket(stored_diagnosis("roce-pfc-off"))
     tracker.route("GET", f"{REPO}/issues", 200, [
-        {"number": 4, "html_url": "https://github.com/acme/gpu-incidents/pull/4", "pull_request": {"url": "x"}},
-        {"number": 9, "html_url": "https://github.com/acme/gpu-incidents/issues/9"}])
+        {"number": 4, "html_url": "https://github.com/acme/gpu-incidents/pull/4", "pull_request": {"url": "x"},
+         "labels": [{"name": ticket.fingerprint}]},
+        # a hit without the fingerprint (another incident) is never commented on
+        {"number": 7, "html_url": "https://github.com/acme/gpu-incidents/issues/7", "labels": [{"name": "ard-000000000000"}]},
+        {"number": 9, "html_url": "https://github.com/acme/gpu-incidents/issues/9",
+         "labels": [{"name": "allreduce-doctor"}, {"name": ticket.fingerprint}]}])
     tracker.route("POST", f"{REPO}/issues/9/comments", 201, {"id": 1, "html_url": "https://github.com/acme/gpu-incidents/issues/9#c1"})
     code, out, err = post(capsys, tracker, diag)
     assert (code, out) == (0, "https://github.com/acme/gpu-incidents/issues/9\n")
@@ -166,3 +170,20 @@ def test_wrong_format_or_repository(capsys, diag, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("allreduce-doctor: error: --post github needs a repository: --repo OWNER/REPO, or repo in [github] of ")
     assert err.endswith("/config/allreduce-doctor/tickets.toml\n")
+
+
+def test_a_hit_without_the_fingerprint_files_a_new_issue(capsys, tracker, diag, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    tracker.route("GET", f"{REPO}/issues", 200, [
+        {"number": 7, "html_url": "https://github.com/acme/gpu-incidents/issues/7", "labels": [{"name": "ard-000000000000"}]}])
+    tracker.route("POST", f"{REPO}/issues", 201, {"number": 10, "html_url": "https://github.com/acme/gpu-incidents/issues/10"})
+    code, out, _ = post(capsys, tracker, diag)
+    assert (code, out) == (0, "https://github.com/acme/gpu-incidents/issues/10\n")
+    assert tracker.calls() == [("GET", f"{REPO}/issues"), ("POST", f"{REPO}/issues")]
+
+
+def test_a_label_over_githubs_limit_is_refused(capsys, tracker, diag, monkeypatch):
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    code, out, err = post(capsys, tracker, diag, "--label", "x" * 51)
+    assert code == 2 and tracker.calls() == []
+    assert err == f"allreduce-doctor: error: --label '{'x' * 51}': GitHub labels are at most 50 characters (this one has 51)\n"

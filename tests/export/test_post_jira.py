@@ -195,3 +195,16 @@ def test_settings_from_the_config_file(capsys, tracker, diag, ticket, monkeypatc
     assert (fields["project"], fields["issuetype"], fields["priority"], fields["components"]) == \
         ({"key": "NET"}, {"name": "Task"}, {"name": "P1"}, [{"name": "RoCE"}])
     assert fields["labels"] == ["allreduce-doctor", "pfc_not_enabled", ticket.fingerprint, "gpu-fabric"]
+
+
+def test_the_adf_limit_is_measured_on_what_is_sent(capsys, tracker, diag, monkeypatch):
+    from allreduce_doctor.export.client import wire_json
+    from allreduce_doctor.export.jira_wiki import JIRA_LIMIT
+
+    cloud(monkeypatch)
+    tracker.route("GET", "/rest/api/3/search/jql", 200, {"issues": []})
+    tracker.route("POST", "/rest/api/3/issue", 201, {"id": "1", "key": "OPS-13"})
+    assert post(capsys, tracker, diag, "--to", "jira-adf", "--jira-auth", "cloud", "--no-attach")[0] == 0
+    sent = tracker.requests[1].body.decode("utf-8")
+    description = wire_json(json.loads(sent)["fields"]["description"])
+    assert description in sent and len(description) <= JIRA_LIMIT

@@ -84,7 +84,7 @@ def test_a_check_without_evidence_lowers_confidence():
     t = build_ticket(d)
     assert t.root_cause["confidence"] == "medium"
     assert t.root_cause["confidence_reason"] == "1 earlier check(s) lacked evidence (trunk.uverbs)"
-    assert t.path[3]["mark"] == "?"
+    assert t.path[3]["mark"] == "unknown"
 
 
 def test_versions_from_context_and_evidence():

@@ -62,10 +62,11 @@ def test_json_contract():
     assert data["context"]["host"] == "gpu-node-017" and data["context"]["fabric"] == "roce"
 
 
-def test_forced_fabric_walks_that_branch():
+def test_forced_fabric_never_overrides_the_ports():
     res = cli("diagnose", "--snapshot", bundle("roce-healthy"), "--fabric", "ib", "--format", "json")
     data = json.loads(res.stdout)
-    assert "ib" in data["runbooks"] and "roce" not in data["runbooks"]
+    assert "roce" in data["runbooks"] and "ib" not in data["runbooks"]
+    assert data["warnings"][0].startswith("--fabric ib ignored: this node has no InfiniBand ports")
 
 
 def test_markdown_and_output_file(tmp_path):

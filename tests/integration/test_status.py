@@ -16,9 +16,10 @@ INTERNAL_TAIL = " (this is a bug; please report it with the command you ran)"
 
 def test_the_codes_are_the_documented_ones():
     assert (status.EXIT_HEALTHY, status.EXIT_FAULT, status.EXIT_BAD_INPUT, status.EXIT_INCONCLUSIVE,
-            status.EXIT_INTERNAL, status.EXIT_INTERRUPTED) == (0, 1, 2, 3, 70, 130)
-    assert status.VERDICTS == ("fault", "healthy", "inconclusive")
-    assert {v: status.verdict_exit(v) for v in status.VERDICTS} == {"fault": 1, "healthy": 0, "inconclusive": 3}
+            status.EXIT_NOT_APPLICABLE, status.EXIT_INTERNAL, status.EXIT_INTERRUPTED) == (0, 1, 2, 3, 4, 70, 130)
+    assert status.VERDICTS == ("fault", "healthy", "inconclusive", "not_applicable")
+    assert {v: status.verdict_exit(v) for v in status.VERDICTS} == {"fault": 1, "healthy": 0, "inconclusive": 3,
+                                                                     "not_applicable": 4}
     assert [status.verdict_exit(v) for v in ("FAULT", "", None, 1)] == [3, 3, 3, 3]  # not a verdict: inconclusive
 
 

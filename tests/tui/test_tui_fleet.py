@@ -42,7 +42,7 @@ def fleet(fleet_dir, monkeypatch):
     monkeypatch.setattr("allreduce_doctor.tui.app.run_fleet", lambda *args: handed.append(args) or 0)
     monkeypatch.setattr(sys, "stdin", Tty())
     monkeypatch.setattr(sys, "stdout", Tty())
-    assert main(["fleet", "--snapshots", str(fleet_dir), "--tui", "--answer", "pcie_checked=yes"]) == 0
+    assert main(["fleet", "--snapshots", str(fleet_dir), "--tui", "--answer", "validated_scale=full_job"]) == 0
     return handed[0]
 
 
@@ -50,7 +50,7 @@ def test_the_command_hands_the_fleet_and_its_bundles_to_the_ui(fleet, fleet_dir)
     data, bundles, fabric, answers = fleet
     assert data["root_cause"]["id"] == FIRST["cause"] == "setting_mismatch"
     assert bundles == {node: fleet_dir / f"{node}.tar.gz" for node in ("gpu01", "gpu02", "gpu03", "gpu04")}
-    assert (fabric, answers) == ("auto", {"pcie_checked": "yes"})
+    assert (fabric, answers) == ("auto", {"validated_scale": "full_job"})
 
 
 def test_tui_needs_a_terminal_and_no_report_options(fleet_dir):
@@ -101,7 +101,7 @@ def test_enter_drills_into_a_node_and_esc_comes_back(fleet):
             node = app.screen
             assert isinstance(node, NodeDiagnosisScreen)
             seen = node.data["root_cause"]["id"], app.data is node.data, static_text(node.query_one("#verdict"))
-            assert node.session.options.answers == {"pcie_checked": "yes"}
+            assert node.session.options.answers == {"validated_scale": "full_job"}
             await pilot.press("escape")
             assert app.screen is fleet_screen and app.data is fleet[0]
             await pilot.press("up", "d")  # gpu01, with d this time

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from .client import wire_json
 from .jira_wiki import JIRA_LIMIT
 from .layout import fit
 from .ticket import Ticket
@@ -71,8 +72,9 @@ def document(blocks: list) -> dict:
 
 
 def adf_document(ticket: Ticket, limit: int = JIRA_LIMIT, intro: list | None = None) -> dict:
-    """The ADF doc, its compact JSON kept under limit characters (a conservative reading of Jira's limit)."""
-    text = fit(ticket, lambda blocks: json.dumps(document(blocks), ensure_ascii=False, separators=(",", ":")), limit, intro)
+    """The ADF doc, its JSON as sent (client.wire_json) kept under limit characters (a conservative
+    reading of Jira's limit)."""
+    text = fit(ticket, lambda blocks: wire_json(document(blocks)), limit, intro)
     return json.loads(text)
 
 

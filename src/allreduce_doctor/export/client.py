@@ -18,6 +18,11 @@ from allreduce_doctor import __version__
 from allreduce_doctor.errors import DoctorError
 
 TIMEOUT = 30.0
+
+
+def wire_json(value) -> str:
+    """A request body exactly as it is sent: compact, UTF-8. Size limits are measured on this text."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 MAX_RESPONSE = 8 * 1024 * 1024
 
 
@@ -87,7 +92,7 @@ class Client:
              content_type: str = "", headers: dict | None = None):
         """The parsed JSON answer (None for an empty one); PostError for anything else."""
         url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
-        data = json.dumps(payload).encode() if payload is not None else body
+        data = wire_json(payload).encode("utf-8") if payload is not None else body
         hdrs = {**self.headers, "Authorization": self._auth, **(headers or {})}
         if payload is not None or content_type:
             hdrs["Content-Type"] = content_type or "application/json"

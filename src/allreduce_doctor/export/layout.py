@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from allreduce_doctor.oneline import short
-from allreduce_doctor.status import VERDICT_HEADLINE
+from allreduce_doctor.oneline import read_status, short
+from allreduce_doctor.status import STEP_PASS, VERDICT_HEADLINE
 
 from .ticket import RawBlock, Ticket
 
@@ -83,7 +83,7 @@ class Cut:
     bare: bool = False  # the decision path without the rows of passing checks (last resort)
 
 
-PASSED = ("ok", "pass")  # the marks of a check that passed
+PASSED = ("ok", STEP_PASS)  # the marks of a check that passed (older Diagnoses say "ok")
 
 
 def _diagnosis(ticket: Ticket, lean: bool = False, bare: bool = False) -> list:
@@ -117,10 +117,10 @@ def _evidence(ticket: Ticket, row_cap: int) -> list:
             spare -= r["node"] not in ticket.deciding
             shown.append(r)
     rows = [[[C(r["node"])], [C(r["fact"])], _value(r["observed"], True), [T(r["expected"] or "-")],
-             [T(short(r["source"], CELL) if r["source"] else "-")], [T(r["status"] + (f": {r['reason']}" if r["reason"] else ""))]]
+             [T(short(r["source"], CELL) if r["source"] else "-")], [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
             for r in shown]
     out = [("heading", 2, [T("Evidence")]),
-           ("table", ["check", "fact", "observed", "expected", "source", "status"], rows)]
+           ("table", ["check", "fact", "observed", "expected", "source", "read"], rows)]
     if len(shown) < len(ticket.evidence):
         out.append(("para", [T(f"{len(ticket.evidence) - len(shown)} more evidence rows (of checks that passed) "
                                "are in the JSON export: "), C("allreduce-doctor export --to json"), T(".")]))

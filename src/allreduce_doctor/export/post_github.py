@@ -25,8 +25,10 @@ def post_github(ticket: Ticket, settings: PostSettings) -> Filed:
                                                           "sort": "created", "direction": "asc", "per_page": "10"})
     if not isinstance(found, list):
         raise client.fail(f"GET {repo}/issues: expected a list of issues, got {type(found).__name__}")
-    # the issues endpoint also lists pull requests; a label on a PR is not a ticket
-    issues = [i for i in found if isinstance(i, dict) and "pull_request" not in i and isinstance(i.get("number"), int)]
+    # the issues endpoint also lists pull requests; a label on a PR is not a ticket. A hit is this
+    # incident's only when it carries the fingerprint itself (a search can return near misses).
+    issues = [i for i in found if isinstance(i, dict) and "pull_request" not in i and isinstance(i.get("number"), int)
+              and _has_fingerprint(i, ticket.fingerprint)]
     if issues:
         issue = issues[0]
         client.call("POST", f"{repo}/issues/{issue['number']}/comments", payload={"body": render_github(ticket, intro=again(ticket))})
@@ -39,6 +41,11 @@ def post_github(ticket: Ticket, settings: PostSettings) -> Filed:
         raise client.fail(f"POST {repo}/issues: the answer names no issue number")
     return Filed(_url(client, created), str(created["number"]), "created",
                  f"filed issue #{created['number']} with fingerprint {ticket.fingerprint}")
+
+
+def _has_fingerprint(issue: dict, fingerprint: str) -> bool:
+    names = {label.get("name") if isinstance(label, dict) else label for label in issue.get("labels") or []}
+    return fingerprint in names
 
 
 def _url(client: Client, issue: dict) -> str:

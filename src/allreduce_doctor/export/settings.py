@@ -24,6 +24,9 @@ KEYS = {
 }
 TOKEN_ENV = {"github": ("GH_TOKEN", "GITHUB_TOKEN"), "cloud": ("JIRA_API_TOKEN",), "datacenter": ("JIRA_PAT",)}
 GITHUB_API = "https://api.github.com"
+# GitHub refuses a longer label name: 422 "name is too long (maximum is 50 characters)"
+# (REST API, POST /repos/{owner}/{repo}/issues and /labels).
+GITHUB_LABEL_MAX = 50
 _SECRETISH = re.compile(r"token|secret|password|passwd|api_?key|\bpat\b|credential", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -137,6 +140,10 @@ def resolve(args, fmt: str | None, env=os.environ) -> PostSettings:
             raise SettingsError(f"--post github needs a repository: --repo OWNER/REPO, or repo {where}")
         if not _REPO.match(repo):
             raise SettingsError(f"--repo {repo}: expected OWNER/REPO")
+        for label in labels:
+            if len(label) > GITHUB_LABEL_MAX:
+                raise SettingsError(f"--label {label!r}: GitHub labels are at most {GITHUB_LABEL_MAX} characters "
+                                    f"(this one has {len(label)})")
         token, name = _token(TOKEN_ENV["github"], env, "github", f"a token that may create issues in {repo}")
         return PostSettings("github", check_base_url(pick(args.base_url, "base_url", GITHUB_API), "--base-url"),
                             token, repo=repo, labels=labels, token_env=name)

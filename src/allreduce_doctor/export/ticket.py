@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from allreduce_doctor.oneline import short
+from allreduce_doctor.oneline import short, step_badge
+from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE
 
 from . import extract
 from allreduce_doctor.redact import RULES, redact_diagnosis
@@ -165,9 +166,9 @@ def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
 
 
 def _mark(step: dict, deciding: list[str]) -> str:
-    if step.get("node") in deciding:
-        return "FAIL"
-    return "?" if step.get("outcome") == "unknown" else "ok"
+    """The step's badge, the words of every report (report.step_badge: pass / FAIL / unknown / n.a.)."""
+    badge = step_badge(step, set(deciding))
+    return STEP_BADGE[badge].strip() if badge in (STEP_FAIL, STEP_NA) else badge
 
 
 def _raw_blocks(d: dict, deciding: list[str]) -> list[RawBlock]:
@@ -205,6 +206,8 @@ def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
                 out.append(f"Deciding value: {short(step['value'])}")
     elif d["verdict"] == "healthy":
         out.append(f"Every check on the path passed: {one_line((d.get('healthy') or {}).get('title', 'nothing found'))}.")
+    elif d["verdict"] == NOT_APPLICABLE:
+        out.append(f"{VERDICT_HEADLINE[NOT_APPLICABLE]}: {one_line((d.get('healthy') or {}).get('summary', ''))}")
     else:
         nodes = [str(i.get("node")) for i in d.get("inconclusive") or []]
         out.append(f"The decision tree could not finish: {len(nodes)} check(s) lacked evidence"
@@ -254,6 +257,8 @@ def build_ticket(diagnosis: dict) -> Ticket:
     elif verdict == "healthy":
         cause, cause_title = str(healthy.get("id") or "no_fault_found"), one_line(healthy.get("title") or "nothing found")
         severity, owner = "none", "-"
+    elif verdict == NOT_APPLICABLE:  # no GPUs, no RDMA: not a healthy verdict, and not missing evidence
+        cause, cause_title, severity, owner = NOT_APPLICABLE, VERDICT_HEADLINE[NOT_APPLICABLE], "none", "-"
     else:
         cause, cause_title, severity, owner = "inconclusive", "evidence missing", "unknown", "-"
     deciding = [str(f.get("node")) for f in findings if f.get("cause") == cause and f.get("node")] if verdict == "fault" else []
@@ -261,9 +266,10 @@ def build_ticket(diagnosis: dict) -> Ticket:
     fabric = str(ctx.get("fabric") or "unknown")
     fleet = _fleet(d.get("fleet"))
     checked = fleet["nodes_checked"] if fleet else 1
-    affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else ([host] if verdict == "fault" else [])
+    nodes = [one_line(h) for h in ctx.get("hosts") or []] or [host]  # a paste's hosts, else the node read
+    affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else (nodes if verdict == "fault" else [])
     bw = extract.bandwidth(d)
-    print_id = fingerprint(cause, fabric, affected or [host])
+    print_id = fingerprint(cause, fabric, affected or nodes)
     confidence, why = _confidence(d, deciding)
     missing = [str(i.get("node")) for i in d.get("inconclusive") or []]
     return Ticket(
@@ -275,7 +281,8 @@ def build_ticket(diagnosis: dict) -> Ticket:
         scope={"host": host, "slurm_job": extract.slurm_job(d), "nodes_checked": checked, "nodes_affected": affected},
         symptom=_symptom(d, deciding, bw),
         root_cause={"id": cause, "title": cause_title,
-                    "summary": one_line(rc.get("summary") if verdict == "fault" else healthy.get("summary", "")),
+                    "summary": one_line(rc.get("summary") if verdict == "fault" else
+                                        healthy.get("summary", "") if verdict in (HEALTHY, NOT_APPLICABLE) else ""),
                     "confidence": confidence, "confidence_reason": why},
         path=[{"node": str(s.get("node")), "title": one_line(s.get("title") or s.get("node")), "kind": s.get("kind", "check"),
                "outcome": one_line(s.get("outcome")), "means": one_line(s.get("means")), "value": s.get("value"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import re
 
+from allreduce_doctor.status import VERDICT_EXIT_HELP
+
 SAFE_PYTHON = re.compile(r"[A-Za-z0-9_./+-]+")  # it becomes part of the remote shell command
 
 
@@ -17,7 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Collect every node (in parallel over SSH, nothing installed on the nodes), diagnose each, "
         "and compare them: per setting the majority value and the nodes that differ, numeric outliers by "
         "median and MAD, and fleet-wide patterns (a PFC pause cascade, local or fabric-wide loss).",
-        epilog="exit codes: 0 nothing found, 1 fault found, 2 bad input, 3 inconclusive (e.g. a node gave no bundle).")
+        epilog=f"{VERDICT_EXIT_HELP} A node that gave no bundle makes the fleet inconclusive.")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--nodes", metavar="NODESET", help="ClusterShell node set: gpu[001-128], gpu[01-04],gpu09, @group")
     where.add_argument("--slurm-job", metavar="ID", help="the nodes of this Slurm job (scontrol show hostnames)")
@@ -112,7 +114,9 @@ def run(args) -> int:
 
     _check(args)
     _check_tui(args)
-    answers = parse_answers(args.answer)
+    from allreduce_doctor.doctor import Doctor
+
+    answers = parse_answers(args.answer, Doctor.load().runbooks.answers)
     per_node = _directory(args.per_node, "--per-node") if args.per_node else None
     with tempfile.TemporaryDirectory(prefix="allreduce-doctor-fleet-") as tmp:
         if args.snapshots:

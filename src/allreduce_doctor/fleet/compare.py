@@ -74,9 +74,35 @@ def _port_entry(key: str, maps: dict[str, dict]) -> dict:
             "odd": {n: odd[n] for n in maps if n in odd}}
 
 
+def by_fabric(records: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """The records grouped by their node's fabric, in node order."""
+    groups: dict[str, dict[str, dict]] = {}
+    for node, record in records.items():
+        groups.setdefault(str(record.get("settings", {}).get("fabric") or "unknown"), {})[node] = record
+    return groups
+
+
 def compare_settings(records: dict[str, dict]) -> list[dict]:
+    """Every setting compared within one fabric: an InfiniBand node's MTU or HCA list is no model
+    for a RoCE node's. A mixed fleet gets the fabric itself compared, then each fabric's settings
+    (keys and titles name the fabric)."""
+    groups = by_fabric(records)
+    if len(groups) <= 1:
+        return _compare_group(records)
+    fabric_title, fabric_owner = SETTINGS["fabric"]
+    out = [_entry("fabric", fabric_title, fabric_owner, {n: r["settings"].get("fabric") for n, r in records.items()})]
+    for fabric, members in groups.items():
+        for entry in _compare_group(members, skip={"fabric"}):
+            entry.update(key=f"{entry['key']}[{fabric}]", title=f"{entry['title']} ({fabric} nodes)", fabric=fabric)
+            out.append(entry)
+    return out
+
+
+def _compare_group(records: dict[str, dict], skip: frozenset | set = frozenset()) -> list[dict]:
     out = []
     for key, (title, owner) in SETTINGS.items():
+        if key in skip:
+            continue
         if key == "nccl_env":
             out += _env_entries(records, title, owner)
             continue
@@ -98,6 +124,13 @@ def _env_entries(records: dict[str, dict], title: str, owner: str) -> list[dict]
 
 def outliers(records: dict[str, dict]) -> list[dict]:
     """Nodes whose figure sits on the bad side, far from the fleet's median (modified z-score)."""
+    found = []
+    for members in by_fabric(records).values():  # an IB link rate is no median for a RoCE one
+        found += _outliers(members)
+    return found
+
+
+def _outliers(records: dict[str, dict]) -> list[dict]:
     found = []
     for metric, (title, bad) in METRICS.items():
         values = {n: r["numbers"][metric] for n, r in records.items() if metric in r.get("numbers", {})}

@@ -16,7 +16,7 @@ from allreduce_doctor.fleet.compare import Comparison, compare
 from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
 
 SEVERITY_ORDER = {"critical": 0, "major": 1, "minor": 2}
 MAX_LISTED = 8
@@ -167,7 +167,10 @@ class _Builder:
         faults = {n: r["root_cause"] for n, r in self.ok.items() if r["verdict"] == FAULT and r.get("root_cause")}
         counts = Counter(c["id"] for c in faults.values())
         title = "Every node's own diagnosis finds nothing"
-        if not faults:
+        if not self.ok:  # nothing was diagnosed: no node proves anything, so this check did not pass
+            self.step("fleet.nodes", title, "unknown", "no node could be diagnosed")
+            self.d.inconclusive.append({"node": "fleet.nodes", "reason": "no node gave a bundle that could be diagnosed"})
+        elif not faults:
             self.step("fleet.nodes", title, "no", f"no fault on any of the {len(self.ok)} nodes checked")
         else:
             self.step("fleet.nodes", title, "yes", "; ".join(f"{c} on {n} node{'s' if n > 1 else ''}" for c, n in counts.most_common()),
@@ -200,10 +203,19 @@ class _Builder:
             self.d.verification = list(VERIFY)
         elif self.d.inconclusive or not self.ok:
             self.d.verdict = INCONCLUSIVE
+        elif all(r["verdict"] == NOT_APPLICABLE for r in self.ok.values()):  # no GPUs, no RDMA anywhere
+            self.d.verdict = NOT_APPLICABLE
         else:
             self.d.healthy = {"id": "no_fault_found", "title": "nothing found on any node",
                               "summary": f"Each of the {len(self.ok)} nodes is healthy on its own and their settings agree.",
                               "next_steps": list(NEXT_STEPS), "node": "fleet.nodes"}
+        hosts: dict[str, list[str]] = {}
+        for node, r in self.ok.items():
+            if r.get("host"):
+                hosts.setdefault(r["host"], []).append(node)
+        self.d.warnings += [f"host {host} is in {len(nodes)} bundles ({', '.join(nodes)}): the same node collected "
+                            "twice, or nodes sharing a hostname; its settings count more than once"
+                            for host, nodes in hosts.items() if len(nodes) > 1]
         kernels = Counter(r["record"]["settings"].get("kernel") for r in self.ok.values())
         fabrics = Counter(r["record"]["settings"].get("fabric") for r in self.ok.values())
         self.d.context = {"host": fold([*self.ok, *self.unreachable]), "kernel": kernels.most_common(1)[0][0] if kernels else None,

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE
+from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE, HEALTHY, NOT_APPLICABLE
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck import slurm_drain
 from allreduce_doctor.healthcheck.check import probe_deadline, run_session, time_left
@@ -29,7 +29,8 @@ def _validate(args) -> None:
 def exit_code(verdict: str, strict: bool) -> int:
     if verdict == "fault" or (strict and verdict == "inconclusive"):
         return EXIT_FAULT
-    return EXIT_HEALTHY if verdict == "healthy" else EXIT_INCONCLUSIVE
+    # A node with nothing of NCCL's networking (no GPUs, no RDMA) fails no health check.
+    return EXIT_HEALTHY if verdict in (HEALTHY, NOT_APPLICABLE) else EXIT_INCONCLUSIVE
 
 
 def _render(data: dict, fmt: str, strict: bool) -> str:

@@ -50,6 +50,7 @@ class Step:
     means: str
     value: Any = None  # the deciding value: witnesses, else the facts used (reference -> value)
     facts: list[dict] = field(default_factory=list)  # {fact, status, source, reason}
+    badge: str = ""  # what the outcome means for the node: status.STEP_PASS / STEP_FAIL / STEP_UNKNOWN / STEP_NA
 
 
 @dataclass
@@ -95,14 +96,20 @@ class Diagnosis:
     context: dict = field(default_factory=dict)  # host, source (live/bundle), versions: set by the Session
     bundle: str | None = None  # the bundle diagnosed; JSON: context.bundle
     evidence_used: dict | None = None  # what pasted text gave (evidence report); JSON: top-level, when any
+    warnings: list[str] = field(default_factory=list)  # one line each, shown first (a --fabric the ports contradict)
+    bandwidth: dict | None = None  # measured busbw vs what the NICs carry (busbw.summary); JSON: top-level, when any
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        bundle, used = data.pop("bundle"), data.pop("evidence_used")
+        bundle, used, warnings = data.pop("bundle"), data.pop("evidence_used"), data.pop("warnings")
         if bundle:
             data["context"]["bundle"] = bundle
         if used is not None:
             data["evidence_used"] = used
+        if warnings:
+            data["warnings"] = warnings
+        if data.get("bandwidth") is None:
+            data.pop("bandwidth", None)
         return data
 
     @classmethod
@@ -126,4 +133,6 @@ class Diagnosis:
             context={k: v for k, v in (data.get("context") or {}).items() if k != "bundle"},
             bundle=(data.get("context") or {}).get("bundle"),
             evidence_used=data.get("evidence_used"),
+            warnings=[str(w) for w in data.get("warnings") or []],
+            bandwidth=data.get("bandwidth"),
         )

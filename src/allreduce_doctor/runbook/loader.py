@@ -19,6 +19,7 @@ from .conditions import compile_condition
 from .fields import known_keys as _known_keys, mapping as _mapping, require as _require
 from .fields import text as _text, text_list as _text_list
 from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
+from ..status import HEALTHY, NOT_APPLICABLE
 from ..suggest import closest
 from ..yamlsrc import YMap, YNode, YScalar, parse_yaml, position_in_scalar, read_source
 
@@ -30,7 +31,8 @@ NODE_SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # kind key 
     "ask": (("title", "why", "ask", "answer", "choices", "unknown"), ()),
     "cause": (("cause",), ()),
     # A healthy leaf may say what its own path adds; otherwise the catalogue's words stand.
-    "healthy": (("healthy",), ("summary", "next_steps")),
+    # `verdict: not_applicable`: the leaf ends where nothing of NCCL's networking exists to judge.
+    "healthy": (("healthy",), ("summary", "next_steps", "verdict")),
 }
 CATALOGUE_TEXT_KEYS = ("severity", "owner", "summary", "remediation", "verification")
 NODE_KEYS = tuple(dict.fromkeys([*(k for req, opt in NODE_SCHEMA.values() for k in (*req, *opt)), *CATALOGUE_TEXT_KEYS]))
@@ -136,7 +138,7 @@ class _Reader:
             return CauseLeaf(**common, cause=_cause_id(ymap, "cause"))
         healthy = _cause_id(ymap, "healthy")
         return HealthyLeaf(**common, healthy=healthy, own_summary=_own_text(ymap, healthy, "summary"),
-                           own_next_steps=_own_text(ymap, healthy, "next_steps"))
+                           own_next_steps=_own_text(ymap, healthy, "next_steps"), verdict=_leaf_verdict(ymap))
 
     def condition(self, ymap: YMap):
         scalar = ymap.entries["check"][1]
@@ -170,6 +172,17 @@ def _cause_id(ymap: YMap, key: str) -> str:
         raise where.error(f"'{value}' is a healthy outcome, not a cause; use 'healthy: {value}'")
     if want_healthy and not info.healthy:
         raise where.error(f"'{value}' is a cause, not a healthy outcome; use 'cause: {value}'")
+    return value
+
+
+def _leaf_verdict(ymap: YMap) -> str:
+    """A healthy leaf's verdict: healthy, or not_applicable when it says so."""
+    if "verdict" not in ymap.entries:
+        return HEALTHY
+    value = _text(ymap, "verdict")
+    if value not in (HEALTHY, NOT_APPLICABLE):
+        raise ymap.entries["verdict"][1].loc.error(
+            f"verdict '{value}' of a healthy leaf: use '{HEALTHY}' or '{NOT_APPLICABLE}'", closest(value, [HEALTHY, NOT_APPLICABLE]))
     return value
 
 

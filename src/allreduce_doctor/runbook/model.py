@@ -99,6 +99,7 @@ class HealthyLeaf(_Node):
     healthy: str = ""
     own_summary: str = ""
     own_next_steps: list[str] = field(default_factory=list)
+    verdict: str = "healthy"  # or "not_applicable" (status.VERDICTS): nothing of NCCL's networking to judge
     kind = "healthy"
 
     @property

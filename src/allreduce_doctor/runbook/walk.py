@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import RunbookError
 from ..observations import OK, Observation
-from ..status import FAULT, HEALTHY, INCONCLUSIVE
+from ..status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE, STEP_FAIL, STEP_NA, STEP_PASS, STEP_UNKNOWN, VERDICT_HEADLINE
 from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
@@ -152,8 +152,9 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
         diag.findings.append(_finding(leaf, decisions[-1] if decisions else None))
         leaves.append(leaf)
     elif isinstance(leaf, HealthyLeaf):
-        diag.verdict = INCONCLUSIVE if inconclusive else HEALTHY
-        diag.healthy = {"id": leaf.healthy, "title": leaf.title, "summary": leaf.summary,
+        diag.verdict = INCONCLUSIVE if inconclusive else leaf.verdict
+        title = leaf.title if leaf.verdict == HEALTHY else VERDICT_HEADLINE[leaf.verdict]
+        diag.healthy = {"id": leaf.healthy, "title": title, "summary": leaf.summary,
                         "next_steps": list(leaf.next_steps), "node": leaf.key}
     for decision, cause_leaf in secondary:
         diag.findings.append(_finding(cause_leaf, decision))
@@ -164,6 +165,7 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
         diag.verdict = FAULT
         diag.root_cause = {"id": first.cause, "title": first.title, "severity": first.severity,
                            "owner": first.owner, "summary": first.summary, "node": first.key}
+    _badge(rs, decisions, diag.verdict == NOT_APPLICABLE)
     seen_rows: set[tuple[str, str]] = set()
     for decision in [*decisions, *(d for d, _ in secondary)]:
         for row in decision.evidence:
@@ -176,3 +178,22 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
                 diag.remediation.append({"step": text, "owner": cause_leaf.owner})
         diag.verification += [v for v in cause_leaf.verification if v not in diag.verification]
     return diag
+
+
+def _badge(rs: RunbookSet, decisions: list[_Decision], not_applicable: bool) -> None:
+    """Each step's badge from where its outcome leads: an outcome from which no healthy end can be
+    reached failed the check (n.a. when the node has nothing of NCCL's networking to judge)."""
+    import networkx as nx
+
+    healthy = [k for k, data in rs.graph.nodes(data=True)
+               if isinstance(data.get("node"), HealthyLeaf) and data["node"].verdict == HEALTHY]
+    passing = set(healthy).union(*(nx.ancestors(rs.graph, k) for k in healthy))
+    for decision in decisions:
+        step = decision.step
+        target = rs.node(step.node).outcomes[step.outcome].target
+        if step.outcome == "unknown":
+            step.badge = STEP_UNKNOWN
+        elif target in passing:
+            step.badge = STEP_PASS
+        else:
+            step.badge = STEP_NA if not_applicable else STEP_FAIL

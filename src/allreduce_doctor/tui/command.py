@@ -5,25 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 
+from allreduce_doctor.status import PROG, TOOL_EXIT_HELP
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "watch", help="live per-port RDMA counter rates with sparklines (loss and pause-cascade signatures)",
         description="Per-port counter rates (pause frames per priority, CNPs, ECN marks, out-of-sequence, "
         "retransmissions, discards, xmit_wait, symbol errors), refreshed every interval. On a terminal it "
-        "opens the watch screen; on a pipe it prints one interval as text.")
+        "opens the watch screen; on a pipe it prints one interval as text.",
+        epilog=f"examples:\n  {PROG} watch --interval 2\n  {PROG} watch --snapshot node.tar.gz | less\n\n{TOOL_EXIT_HELP}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--snapshot", metavar="PATH", help="replay the counter samples recorded in a bundle")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
                    help="seconds between samples (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from allreduce_doctor.errors import DoctorError
     from allreduce_doctor.doctor import load_catalogue
+    from allreduce_doctor.session import check_interval
     from allreduce_doctor.tui.state import short_path, watch_host
 
-    if not 0.1 <= args.interval <= 600:
-        raise DoctorError(f"--interval {args.interval:g}: expected 0.1 to 600 seconds")
+    check_interval(args.interval, live=True)  # rates per interval: the live range, everywhere
     host = watch_host(args.snapshot, "snapshot" if args.snapshot else "live")
     name = host.identity().hostname or "?"
     label = f"{name} ({'bundle ' + short_path(args.snapshot) if args.snapshot else 'live'})"

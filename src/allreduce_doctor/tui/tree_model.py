@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass, field
 
 from allreduce_doctor.runbook.model import CauseLeaf, Check, HealthyLeaf, Question, RunbookSet
+from allreduce_doctor.status import HEALTHY, STEP_BADGE, STEP_FAIL, STEP_NA, STEP_PASS, STEP_UNKNOWN
 
-PASS, FAIL, UNKNOWN, NOT_REACHED = "pass", "fail", "unknown", "not_reached"
-BADGES = {PASS: "pass", FAIL: "FAIL", UNKNOWN: " ?? ", NOT_REACHED: " -- "}
+PASS, FAIL, UNKNOWN, NA, NOT_REACHED = STEP_PASS, STEP_FAIL, STEP_UNKNOWN, STEP_NA, "not_reached"
+BADGES = {**STEP_BADGE, NOT_REACHED: " -- "}  # the words of every report, plus the TUI's unreached nodes
 # A fact reference inside a condition text: dotted names such as nccl.env.vars or roce.priority.
 _REF = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+")
 
@@ -83,6 +84,8 @@ class DiagnosisModel:
     def status(self, key: str) -> str:
         node = self.runbooks.node(key)
         if key == self.leaf:
+            if isinstance(node, HealthyLeaf) and node.verdict != HEALTHY:
+                return NA
             return FAIL if isinstance(node, CauseLeaf) else PASS
         step = self.steps.get(key)
         if step is None:
@@ -91,7 +94,7 @@ class DiagnosisModel:
             return UNKNOWN
         if key in self.findings or isinstance(self.runbooks.node(node.outcomes[step["outcome"]].target), CauseLeaf):
             return FAIL
-        return PASS
+        return step.get("badge") or PASS  # the walk's badge: an outcome with no healthy end ahead fails
 
     def badge(self, key: str) -> str:
         return BADGES[self.status(key)]

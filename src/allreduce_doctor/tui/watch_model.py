@@ -197,6 +197,9 @@ class CounterSource:
         return port_rates(observations)
 
 
+RATE_WIDTH = 6  # the longest fmt_rate text: "999.9k"; a table column narrower than this cuts a suffix off
+
+
 def fmt_rate(value: float | None) -> str:
     """Compact rate: '-' when not counted, 0, 12, 4.2k, 1.3M."""
     if value is None:

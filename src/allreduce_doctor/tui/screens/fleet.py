@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, WorkerState
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.status import HEALTHY
 from allreduce_doctor.tui.fleet_model import fleet_title, node_rows, setting_rows
 from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
 from allreduce_doctor.tui.text import esc
@@ -47,6 +48,17 @@ class NodeDiagnosisScreen(DiagnosisScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def first_odd_row(fleet: dict) -> int:
+    """The row of the first node the fleet names (affected, else not healthy); 0 when none is."""
+    rows = node_rows(fleet)
+    affected = set(fleet.get("nodes_affected") or [])
+    for pick in (lambda r: r.node in affected, lambda r: r.verdict != HEALTHY):
+        found = next((i for i, r in enumerate(rows) if pick(r)), None)
+        if found is not None:
+            return found
+    return 0
 
 
 class FleetScreen(Screen):
@@ -88,6 +100,7 @@ class FleetScreen(Screen):
             named = f"[{ODD_STYLE}]{esc(', '.join(row.named_by))}[/]" if row.named_by else ""
             rows.append((row.node, [row.node, _cell(f"[{style}]{esc(row.verdict)}[/]"), row.cause, _cell(named)]))
         _add_rows(nodes, ("node", "verdict", "root cause", "odd in"), rows)
+        nodes.move_cursor(row=first_odd_row(fleet))  # the first Enter opens the odd one, not a healthy node
         nodes.focus()
 
     def on_screen_resume(self) -> None:

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from textual.worker import get_current_worker
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.tui.watch_model import METRICS, NO_PORTS, CounterSource, Watch, fmt_rate
+from allreduce_doctor.tui.watch_model import METRICS, NO_PORTS, RATE_WIDTH, CounterSource, Watch, fmt_rate
 from allreduce_doctor.tui.text import esc
 
 
@@ -45,7 +45,9 @@ class WatchScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="watch-title")
         yield Static("waiting for the first interval...", id="signatures")
-        yield DataTable(id="ports", cursor_type="row", zebra_stripes=True)
+        # One space between columns (not two): the 13 columns fit 120 terminal columns, so no rate is
+        # cut at the edge (a cut "41.0k" reads "41.0": a 1000x misreading).
+        yield DataTable(id="ports", cursor_type="row", zebra_stripes=True, cell_padding=0)
         with VerticalScroll(id="sparks"):
             for metric, (label, _sources, _scale) in METRICS.items():  # updated in place each tick
                 with Horizontal(classes="spark-row"):
@@ -60,9 +62,9 @@ class WatchScreen(Screen):
         # Fixed widths: a live table must not jitter as values change.
         table.add_column("port", key="port", width=9)
         table.add_column("netdev", key="netdev", width=12)
-        table.add_column("signal", key="signal", width=6)
+        table.add_column("signal", key="signal", width=7)
         for metric, (label, _sources, _scale) in METRICS.items():
-            table.add_column(label, key=metric, width=max(len(label), 6))
+            table.add_column(label, key=metric, width=max(len(label), RATE_WIDTH) + 1)
         self.query_one("#sparks").border_title = "History"
         self._sample()
 

@@ -7,14 +7,16 @@ every badge also carries a word, so nothing depends on colour alone."""
 
 from __future__ import annotations
 
-from allreduce_doctor.report import VERDICT_WORDS, short
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
+from allreduce_doctor.report import VERDICT_WORDS, read_status, short
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
 from allreduce_doctor.tui.text import esc
-from allreduce_doctor.tui.tree_model import BADGES, FAIL, NOT_REACHED, PASS, UNKNOWN, NodeView
+from allreduce_doctor.tui.tree_model import BADGES, FAIL, NA, NOT_REACHED, PASS, UNKNOWN, NodeView
 
-STATUS_STYLE = {PASS: "$text-success", FAIL: "$text-error b", UNKNOWN: "$text-warning b", NOT_REACHED: "$text-muted"}
+STATUS_STYLE = {PASS: "$text-success", FAIL: "$text-error b", UNKNOWN: "$text-warning b", NA: "$text-muted b",
+                NOT_REACHED: "$text-muted"}
 OBS_STYLE = {"ok": "$text-success", "missing": "$text-warning", "error": "$text-error", "not_applicable": "$text-muted"}
-VERDICT_STYLE = {FAULT: "$text-error b", HEALTHY: "$text-success b", INCONCLUSIVE: "$text-warning b"}
+VERDICT_STYLE = {FAULT: "$text-error b", HEALTHY: "$text-success b", INCONCLUSIVE: "$text-warning b",
+                 NOT_APPLICABLE: "$text-muted b"}
 
 
 def badge(status: str) -> str:
@@ -47,7 +49,7 @@ def node_markup(v: NodeView) -> str:
         out.append(_section("Deciding evidence (observed vs expected)"))
         for row in v.evidence:
             status = row.get("status") or "?"
-            out.append(f"[b]{esc(row.get('fact'))}[/] [{OBS_STYLE.get(status, '$text-muted')}]\\[{esc(status)}][/]")
+            out.append(f"[b]{esc(row.get('fact'))}[/] [{OBS_STYLE.get(status, '$text-muted')}]{esc(read_status(status))}[/]")
             out.append(f"  observed: {esc(short(row.get('observed'), 300, collection=True))}")
             if row.get("expected"):
                 out.append(f"  expected: {esc(row['expected'])}")
@@ -75,7 +77,7 @@ def verdict_markup(d: dict, where: str) -> str:
     head = f"[{VERDICT_STYLE.get(verdict, 'b')}]{VERDICT_WORDS.get(verdict, verdict.upper())}[/]"
     if rc:
         head += f": [b]{esc(rc['id'])}[/] ({esc(rc.get('severity'))}, owner {esc(rc.get('owner'))})"
-    elif healthy.get("id"):
+    elif healthy.get("id") and verdict == HEALTHY:
         head += f": {esc(healthy['id'])}"
     fabric = (d.get("context") or {}).get("fabric") or "?"
     return f"{head}  [$text-muted]{esc(where)} ({esc(fabric)})[/]"

@@ -1,0 +1,43 @@
+"""The measured all-reduce bus bandwidth beside what the NICs can carry, as one number and a ratio.
+
+A paste's nccl-tests table (log.job.bandwidth) or an operator's answer (node.busbw) gives the
+measured busbw; the pasted or read NICs (NICs per node x line rate) give what it can reach. The
+comparison is domain.busbw_verdict's; this module only gathers it for the report and words it.
+"""
+
+from __future__ import annotations
+
+from allreduce_doctor.domain import busbw_verdict
+from allreduce_doctor.observations import Observations
+
+
+def summary(observations: Observations) -> dict | None:
+    """{measured_gbs, expected_gbs, ratio, verdict, nics, line_gbps, basis} when busbw was measured."""
+    job = observations.get("log.job")
+    pasted = ((job.value or {}).get("bandwidth") or {}) if job.ok and isinstance(job.value, dict) else {}
+    node = observations.get("node.busbw")
+    read = node.value if node.ok and isinstance(node.value, dict) else {}
+    measured = pasted.get("measured_gbs") if pasted.get("measured_gbs") is not None else read.get("measured_gbs")
+    if measured is None:
+        return None
+    nics, line_gbps, expected = pasted.get("nics"), pasted.get("line_gbps"), pasted.get("expected_gbs")
+    if not expected and read.get("nics") and read.get("line_gbs"):  # the NICs of the node read, not the paste
+        nics, expected = read["nics"], read["line_gbs"]
+        line_gbps = round(expected * 8 / nics, 1)
+    basis = pasted.get("basis") or "the operator's answer (measured_busbw)"
+    ratio, verdict = busbw_verdict(measured, expected, from_peak=not basis.startswith("average"))
+    return {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
+            "nics": nics, "line_gbps": line_gbps, "basis": basis}
+
+
+def phrase(bw: dict, found_cause: bool) -> str:
+    """One line: the number, what the NICs carry and the ratio; a slow run without a cause says so."""
+    text = f"busbw is {bw['measured_gbs']:g} GB/s ({bw.get('basis')})"
+    if bw.get("expected_gbs"):
+        carry = f"{bw['nics']}x{bw['line_gbps']:g}G" if bw.get("nics") and bw.get("line_gbps") else "the NICs"
+        text += f", about {bw['ratio'] * 100:.0f}% of what {carry} can carry ({bw['expected_gbs']:g} GB/s)"
+    else:
+        text += "; what the NICs can carry is not known: paste `ibstat` (or diagnose on the node) to compare"
+    if bw.get("verdict") in ("below", "unclear") and not found_cause:
+        text += ": cause not found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node"
+    return text
