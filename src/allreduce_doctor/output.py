@@ -16,12 +16,15 @@ import tempfile
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.sanitize import terminal
 
 NEW_FILE_MODE = 0o644
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Write `text` to stdout (no output, or "-") or to the file `output`."""
+    """Write `text` to stdout (no output, or "-") or to the file `output`, control characters
+    escaped (sanitize.terminal): a file is read on a terminal too."""
+    text = terminal(text)
     if not output or output == "-":
         sys.stdout.write(text)
         return

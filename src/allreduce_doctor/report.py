@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
@@ -185,6 +186,7 @@ def render_markdown(d: dict) -> str:
 
 
 def render(d: dict, fmt: str) -> str:
+    d = fields(d) if fmt in ("text", "markdown") else d  # one field, one line: no forged report line
     if fmt == "json":
         return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
     if fmt == "markdown":

@@ -3,12 +3,14 @@
 Only the node types and attributes ADF allows are produced (tests/export/adf_schema.py checks it):
 doc, heading(level), paragraph, text (marks strong and code), table/tableRow/tableHeader/
 tableCell, codeBlock(language), panel(panelType), bulletList/orderedList/listItem. Values need no
-escaping here: ADF text is data, never markup.
+markup escaping here (ADF text is data), only control characters shown escaped.
 """
 
 from __future__ import annotations
 
 import json
+
+from allreduce_doctor.sanitize import one_line
 
 from .jira_wiki import JIRA_LIMIT
 from .layout import fit
@@ -18,7 +20,7 @@ MARKS = {"strong": [{"type": "strong"}], "code": [{"type": "code"}]}
 
 
 def _text(kind: str, text: str) -> dict:
-    node = {"type": "text", "text": text}
+    node = {"type": "text", "text": one_line(text)}  # data, never markup; but one line, no raw ESC
     if kind in MARKS:
         node["marks"] = MARKS[kind]
     return node
