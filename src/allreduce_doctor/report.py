@@ -103,6 +103,8 @@ def _step_mark(step: dict, deciding: set[str]) -> str:
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
     out = [_headline(d), "", _verdict_line(d)]
+    if (d.get("context") or {}).get("needs_root"):
+        out.append(f"  PARTIAL: not seen without root: {', '.join(d['context']['needs_root'])}; run as root for the whole check")
     rc = d.get("root_cause") or d.get("healthy") or {}
     if rc.get("title"):
         out.append(f"  {rc['title']}")
