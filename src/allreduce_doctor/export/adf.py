@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from allreduce_doctor.sanitize import one_line
+from allreduce_doctor.sanitize import one_line, terminal
 
 from .jira_wiki import JIRA_LIMIT
 from .layout import fit
@@ -63,7 +63,7 @@ def _nodes(block: tuple) -> list[dict]:
     if kind == "panel":
         return [{"type": "panel", "attrs": {"panelType": block[1]}, "content": [n for b in block[2] for n in _nodes(b)]}]
     if kind == "raw":
-        code = {"type": "codeBlock", "attrs": {"language": "json"}, "content": [{"type": "text", "text": block[2]}]}
+        code = {"type": "codeBlock", "attrs": {"language": "json"}, "content": [{"type": "text", "text": terminal(block[2])}]}
         return [_para([("strong", block[1])]), code]
     raise ValueError(f"unknown block {kind}")
 

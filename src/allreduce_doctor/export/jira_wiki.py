@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.sanitize import one_line
+from allreduce_doctor.sanitize import one_line, terminal
 
 from .layout import escape_each, fit
 from .ticket import Ticket
@@ -95,7 +95,7 @@ def _block(block: tuple) -> str:
     if kind == "panel":
         return f"{{panel:bgColor={_PANEL_COLOURS.get(block[1], '#DEEBFF')}}}\n{draw(block[2]).rstrip()}\n{{panel}}"
     if kind == "raw":
-        return f"*{escape(block[1])}*\n{{noformat}}\n{_noformat(block[2])}\n{{noformat}}"
+        return f"*{escape(block[1])}*\n{{noformat}}\n{_noformat(terminal(block[2]))}\n{{noformat}}"
     raise ValueError(f"unknown block {kind}")
 
 

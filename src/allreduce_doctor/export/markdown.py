@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from allreduce_doctor.sanitize import one_line
+from allreduce_doctor.sanitize import one_line, terminal
 
 from .layout import escape_each, fit
 from .ticket import Ticket
@@ -89,8 +89,9 @@ def _block(block: tuple) -> str:
         inner = draw(block[2]).rstrip("\n").split("\n")
         return "\n".join([f"> [!{ALERTS.get(block[1], 'NOTE')}]"] + [f"> {line}".rstrip() for line in inner])
     if kind == "raw":
-        fence = _fence(block[2], least=3)
-        return (f"<details><summary>{html.escape(block[1])}</summary>\n\n{fence}json\n{block[2]}\n{fence}\n\n</details>")
+        raw = terminal(block[2])  # JSON with C1 or bidi controls escaped: the same JSON, shown safely
+        fence = _fence(raw, least=3)
+        return (f"<details><summary>{html.escape(one_line(block[1]))}</summary>\n\n{fence}json\n{raw}\n{fence}\n\n</details>")
     raise ValueError(f"unknown block {kind}")
 
 
