@@ -10,6 +10,7 @@ import json
 
 from allreduce_doctor.busbw import phrase
 from allreduce_doctor.oneline import read_status, short, step_badge  # noqa: F401 - the views import them from here too
+from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
@@ -62,6 +63,8 @@ def _evidence_used(used: dict | None) -> list[str]:
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
     out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
+    if (d.get("context") or {}).get("needs_root"):
+        out.append(f"  PARTIAL: not seen without root: {', '.join(d['context']['needs_root'])}; run as root for the whole check")
     rc = _outcome(d)
     if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
         out.append(f"  {rc['title']}")
@@ -138,6 +141,7 @@ def _source(source) -> str:
 
 
 def render(d: dict, fmt: str) -> str:
+    d = fields(d) if fmt in ("text", "markdown") else d  # one field, one line: no forged report line
     if fmt == "json":
         return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
     if fmt == "markdown":

@@ -173,6 +173,7 @@ class Session:
     def context(self) -> dict:
         """Where the diagnosis came from: host, bundle or live, versions of the catalogue."""
         from allreduce_doctor import __version__
+        from allreduce_doctor.probes.permission import needs_root
 
         ident = self.host.identity()
         log_hosts = [] if ident.hostname else self._log_hosts()
@@ -187,6 +188,7 @@ class Session:
             "diagnosed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "collected_at": (getattr(self.host, "manifest", None) or {}).get("created"),
             "versions": self._versions(ident.kernel),
+            "needs_root": needs_root(self.observations),  # non-empty: the verdict is partial
         }
         if log_hosts:  # a paste names its ranks' hosts: they are the Diagnosis's nodes (and its fingerprint's)
             context["hosts"] = log_hosts

@@ -71,6 +71,10 @@ def manifest(**changes) -> dict:
     return doc
 
 
+# the least a recording holds: one glob of the first sample (an empty index is a gutted bundle)
+RECORDED_INDEX = {"globs": {"0": {"/sys/class/net/*": []}}}
+
+
 def member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = "") -> tuple:
     return (name, data, kind, link)
 
@@ -80,6 +84,8 @@ def write_tar(path, members: list[tuple], manifest_doc: dict | None = None) -> N
     entries = list(members)
     if manifest_doc is not None:
         entries.insert(0, member("manifest.json", json.dumps(manifest_doc).encode()))
+        if not any(name.endswith("index.json") for name, *_ in entries):
+            entries.insert(1, member("index.json", json.dumps(RECORDED_INDEX).encode()))
     with tarfile.open(path, "w:gz") as tar:
         for name, data, kind, link in entries:
             info = tarfile.TarInfo(name)

@@ -7,7 +7,7 @@ import os
 import tarfile
 
 import pytest
-from tests.snapshot.snapshot_helpers import manifest, member, write_tar
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.hosts.snapshot import SnapshotHost
@@ -106,6 +106,7 @@ def test_gzip_that_is_not_tar_is_refused(tmp_path):
 def test_archive_of_the_bundle_folder_itself_is_accepted(tmp_path):
     path = tmp_path / "bundle.tar.gz"
     write_tar(path, [member("snap/manifest.json", json.dumps(manifest()).encode()),
+                     member("snap/index.json", json.dumps(RECORDED_INDEX).encode()),
                      member("snap/files/proc/cmdline", b"quiet")])
     assert SnapshotHost(path).read("/proc/cmdline").text == "quiet"
 
@@ -191,6 +192,7 @@ def test_invalid_command_record_is_refused_when_asked(tmp_path, record, problem)
 def make_dir_bundle(root):
     (root / "files/proc").mkdir(parents=True)
     (root / "manifest.json").write_text(json.dumps(manifest()))
+    (root / "index.json").write_text(json.dumps(RECORDED_INDEX))
     (root / "files/proc/cmdline").write_text("quiet")
     return root
 
@@ -260,7 +262,7 @@ def test_directory_total_over_the_limit_is_refused(tmp_path, monkeypatch):
     )
 
 
-def test_directory_without_index_has_an_empty_one(tmp_path):
+def test_directory_with_a_short_index_answers_from_its_members(tmp_path):
     host = SnapshotHost(make_dir_bundle(tmp_path / "b"))
     assert host.glob("/sys/*") == [] and host.processes() == [] and host.which("ibstat") is None
     assert host.read("/proc/cmdline").text == "quiet"

@@ -62,10 +62,12 @@ def test_folder_turned_into_user_data_before_finish_is_kept(tmp_path):
 def test_an_old_bundle_is_replaced_whole(tmp_path, name):
     out = tmp_path / name
     first = RecordingHost(fake(), out)
+    first.glob("/sys/class/net/*")
     first.read("/proc/cmdline")
     first.run(["ibstat"], 5, "ibstat/all")
     first.finish("ib", "", {})
     second = RecordingHost(fake(), out)
+    second.glob("/sys/class/net/*")
     second.read("/nothing")
     second.finish("roce", "", {})
     host = SnapshotHost(out)
@@ -79,6 +81,7 @@ def test_empty_folder_is_used(tmp_path):
     out = tmp_path / "b"
     out.mkdir()
     recorder = RecordingHost(fake(), out)
+    recorder.glob("/sys/class/net/*")
     recorder.read("/proc/cmdline")
     assert SnapshotHost(recorder.finish("ib", "", {})).read("/proc/cmdline").text == "quiet"
 
@@ -107,6 +110,7 @@ def test_bad_finish_arguments_leave_the_recording_open(tmp_path):
         recorder.finish("ethernet", "", {})
     with pytest.raises(TypeError):
         recorder.finish("ib", "", {"not json": object()})
+    recorder.glob("/sys/class/net/*")
     recorder.read("/proc/cmdline")
     assert SnapshotHost(recorder.finish("ib", "", {})).read("/proc/cmdline").text == "quiet"
 

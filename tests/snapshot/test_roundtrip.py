@@ -113,19 +113,27 @@ def test_failures_and_absences_replay_as_recorded(tmp_path):
     assert host.readlink("/nowhere") is None and host.which("nowhere") is None
 
 
-def test_next_sample_steps_without_sleeping_and_stays_on_the_last(tmp_path):
+def test_next_sample_steps_without_sleeping_and_past_the_last_nothing_is_captured(tmp_path):
     recorder = RecordingHost(make_fake(), tmp_path / "b")
+    recorder.glob("/sys/class/infiniband/*")
     recorder.next_sample(2.5)
+    recorder.read(f"{PORT}/counters/port_xmit_data")
     host = SnapshotHost(recorder.finish("none", "", {}))
     assert (host.sample, host.sample_time()) == (0, 1000.25)
     host.next_sample(3600)
     assert (host.sample, host.sample_time()) == (1, 1002.75)
-    host.next_sample(3600)
-    assert (host.sample, host.sample_time()) == (1, 1002.75)
+    assert host.read(f"{PORT}/counters/port_xmit_data").ok
+    host.next_sample(3600)  # the same sample twice would give zero rates: "no growth"
+    assert host.sample_time() == 1002.75 + 3600
+    assert host.read(f"{PORT}/counters/port_xmit_data") == FileResult(
+        f"{PORT}/counters/port_xmit_data", "missing", reason="not captured in the bundle (past its last sample)")
+    assert host.glob("/sys/class/infiniband/*") == ["/sys/class/infiniband/mlx5_0", "/sys/class/infiniband/mlx5_1"]
+    assert host.run(["ethtool", "-S", "eth2"], 5, "ethtool_stats/eth2").error == "not captured in the bundle"
 
 
 def test_manifest_holds_what_finish_was_given(tmp_path):
     recorder = RecordingHost(make_fake(), tmp_path / "b.tar.gz")
+    recorder.glob("/sys/class/infiniband/*")
     recorder.read("/proc/cmdline")
     recorder.next_sample(1.5)
     host = SnapshotHost(recorder.finish("mixed", "deadbeef", {"argv": ["allreduce-doctor", "capture"]}))
@@ -148,13 +156,16 @@ def test_manifest_holds_what_finish_was_given(tmp_path):
 
 
 def test_processes_never_asked_replay_as_empty(tmp_path):
-    host = SnapshotHost(RecordingHost(make_fake(), tmp_path / "b").finish("ib", "", {}))
+    recorder = RecordingHost(make_fake(), tmp_path / "b")
+    recorder.glob("/sys/class/infiniband/*")
+    host = SnapshotHost(recorder.finish("ib", "", {}))
     assert host.processes() == []
 
 
 def test_a_later_answer_for_the_same_path_wins(tmp_path):
     fake = make_fake()
     recorder = RecordingHost(fake, tmp_path / "b")
+    recorder.glob("/sys/class/infiniband/*")
     path = f"{PORT}/state"
     recorder.read(path)
     fake.files[0][path] = FileResult(path, "denied", reason="permission denied (needs root)")

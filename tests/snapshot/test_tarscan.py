@@ -10,7 +10,7 @@ import tarfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.snapshot.snapshot_helpers import manifest
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import bundle as bundle_mod
@@ -18,14 +18,17 @@ from allreduce_doctor.snapshot import tarscan
 from allreduce_doctor.snapshot.writer import pack_archive
 
 MANIFEST = json.dumps(manifest()).encode()
+INDEX = json.dumps(RECORDED_INDEX).encode()
 AGAIN = "collect the snapshot again"
 
 
 def tar_of(entries, fmt=tarfile.USTAR_FORMAT, pax_headers=None) -> bytes:
-    """An uncompressed tar of (name, data, type) entries, manifest.json first."""
+    """An uncompressed tar of (name, data, type) entries after manifest.json and index.json
+    (one header and one data block each)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=fmt, pax_headers=pax_headers or {}) as tar:
-        for name, data, kind in [("manifest.json", MANIFEST, tarfile.REGTYPE), *entries]:
+        for name, data, kind in [("manifest.json", MANIFEST, tarfile.REGTYPE), ("index.json", INDEX, tarfile.REGTYPE),
+                                 *entries]:
             info = tarfile.TarInfo(name)
             info.type = kind
             regular = kind in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE)
@@ -67,7 +70,7 @@ names = st.lists(st.text(st.sampled_from("abcé_-.0"), min_size=1, max_size=40),
 @given(files=st.dictionaries(names, st.binary(max_size=1500), max_size=6),
        fmt=st.sampled_from([tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]))
 def test_members_match_tarfile(tmp_path, files, fmt):
-    files = {n: d for n, d in files.items() if not n.startswith(".") and "/." not in n and n != "manifest.json"}
+    files = {n: d for n, d in files.items() if not n.startswith(".") and "/." not in n and n not in ("manifest.json", "index.json")}
     data = tar_of([(n, d, tarfile.REGTYPE) for n, d in files.items()], fmt)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         expected = {i.name: tar.extractfile(i).read() for i in tar if i.isreg()}
@@ -84,6 +87,7 @@ def test_what_pack_archive_writes_reads_back_in_both_formats(tmp_path):
         deep = staging / "files/sys/class/infiniband/mlx5_0/ports/1" / ("counters_ext" * (12 if long else 1))
         deep.mkdir(parents=True)
         (staging / "manifest.json").write_bytes(MANIFEST)
+        (staging / "index.json").write_bytes(INDEX)
         (deep / "port_rcv_data").write_text("123\n")
         out = tmp_path / f"out{long}.tar.gz"
         pack_archive(staging, out)
@@ -126,7 +130,7 @@ def test_a_pax_path_that_escapes_is_refused_by_that_path(tmp_path):
 
 def test_signed_checksums_of_old_tars_are_accepted(tmp_path):
     data = bytearray(tar_of([("files/é", b"e", tarfile.REGTYPE)]))
-    start = header_at(data, 1)
+    start = header_at(data, 2)
     block = data[start : start + 512]
     block[148:156] = b"%06o\x00 " % (256 + sum(b - 256 if b > 127 else b for b in block[:148] + block[156:]))
     data[start : start + 512] = block
@@ -142,7 +146,7 @@ def test_other_types_are_refused(tmp_path, kind, words):
 
 def test_a_huge_base256_size_is_refused_as_too_big(tmp_path):
     data = bytearray(tar_of([("files/big", b"", tarfile.REGTYPE)]))
-    start = header_at(data, 1)
+    start = header_at(data, 2)
     block = data[start : start + 512]
     block[124:136] = b"\x80" + (1 << 40).to_bytes(11, "big")
     data[start : start + 512] = with_checksum(block)
@@ -164,7 +168,7 @@ def test_a_bad_checksum_after_the_first_member_is_refused(tmp_path):
 
 def test_a_bad_number_field_is_refused(tmp_path):
     data = bytearray(tar_of([("files/a", b"A", tarfile.REGTYPE)]))
-    start = header_at(data, 1)
+    start = header_at(data, 2)
     block = data[start : start + 512]
     block[124:136] = b"0000000009A\x00"
     data[start : start + 512] = with_checksum(block)
@@ -173,8 +177,8 @@ def test_a_bad_number_field_is_refused(tmp_path):
 
 @pytest.mark.parametrize(
     ("keep", "reason"),
-    [(1024 + 512 + 1, "unexpected end of data"), (1024 + 300, "truncated header"),
-     (2560, "no end-of-archive marker"), (0, "empty file")],
+    [(2048 + 512 + 1, "unexpected end of data"), (2048 + 300, "truncated header"),
+     (3584, "no end-of-archive marker"), (0, "empty file")],
 )
 def test_a_cut_tar_inside_a_whole_gzip_is_refused(tmp_path, keep, reason):
     data = tar_of([("files/a", b"A" * 600, tarfile.REGTYPE)])
@@ -183,9 +187,9 @@ def test_a_cut_tar_inside_a_whole_gzip_is_refused(tmp_path, keep, reason):
 
 def test_one_zero_block_then_the_end_is_accepted_but_a_lone_one_inside_is_not(tmp_path):
     data = tar_of([("files/a", b"A", tarfile.REGTYPE)])
-    assert opened(tmp_path, data[:2048 + 512])[0].member("files/a") == b"A"
-    body = tar_of([])[:1024]
-    assert refusal(tmp_path, body + bytes(512) + data[1024:]) == damaged("lone zero block inside the archive")
+    assert opened(tmp_path, data[:3072 + 512])[0].member("files/a") == b"A"
+    body = tar_of([])[:2048]
+    assert refusal(tmp_path, body + bytes(512) + data[2048:]) == damaged("lone zero block inside the archive")
 
 
 def test_an_empty_archive_has_no_manifest(tmp_path):
@@ -204,7 +208,7 @@ def test_bad_pax_records_are_refused(tmp_path, records):
 
 def test_an_extended_header_with_no_member_is_refused(tmp_path):
     data = tar_of([("files/" + "a" * 120, b"A", tarfile.REGTYPE)], tarfile.GNU_FORMAT)
-    assert refusal(tmp_path, data[:1024 + 1024] + bytes(1024)) == damaged("extended header without a member")
+    assert refusal(tmp_path, data[:2048 + 1024] + bytes(1024)) == damaged("extended header without a member")
 
 
 def test_junk_after_the_gzip_stream_is_refused_but_zero_padding_is_not(tmp_path):

@@ -3,12 +3,14 @@
 Only the node types and attributes ADF allows are produced (tests/export/adf_schema.py checks it):
 doc, heading(level), paragraph, text (marks strong and code), table/tableRow/tableHeader/
 tableCell, codeBlock(language), panel(panelType), bulletList/orderedList/listItem. Values need no
-escaping here: ADF text is data, never markup.
+markup escaping here (ADF text is data), only control characters shown escaped.
 """
 
 from __future__ import annotations
 
 import json
+
+from allreduce_doctor.sanitize import one_line, terminal
 
 from .client import wire_json
 from .jira_wiki import JIRA_LIMIT
@@ -19,7 +21,7 @@ MARKS = {"strong": [{"type": "strong"}], "code": [{"type": "code"}]}
 
 
 def _text(kind: str, text: str) -> dict:
-    node = {"type": "text", "text": text}
+    node = {"type": "text", "text": one_line(text)}  # data, never markup; but one line, no raw ESC
     if kind in MARKS:
         node["marks"] = MARKS[kind]
     return node
@@ -62,7 +64,7 @@ def _nodes(block: tuple) -> list[dict]:
     if kind == "panel":
         return [{"type": "panel", "attrs": {"panelType": block[1]}, "content": [n for b in block[2] for n in _nodes(b)]}]
     if kind == "raw":
-        code = {"type": "codeBlock", "attrs": {"language": "json"}, "content": [{"type": "text", "text": block[2]}]}
+        code = {"type": "codeBlock", "attrs": {"language": "json"}, "content": [{"type": "text", "text": terminal(block[2])}]}
         return [_para([("strong", block[1])]), code]
     raise ValueError(f"unknown block {kind}")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.sanitize import one_line, terminal
+
 from .layout import escape_each, fit
 from .ticket import Ticket
 
@@ -34,10 +36,24 @@ def _char(ch: str, prev: str, nxt: str) -> str:
 
 
 def escape(text: str) -> str:
-    return escape_each(text, _char)
+    """Text that renders as itself, on one line: a line break would let the next line start a
+    heading (h1.), a quote (bq.) or a list; control characters are shown escaped."""
+    return escape_each(one_line(text), _char)
+
+
+# Block markers at the start of a line (atlassian-renderer: HeadingBlockRenderer `h[1-6]. `,
+# BlockquoteBlockRenderer `bq. `, ListBlockRenderer `[*#-]+ `). `#` and `.` are not among its
+# backslash-escapable characters (BackslashEscapeRendererComponent.ESCAPABLE_WIKI_CHARS), so a
+# zero-width space goes before the marker: the text reads the same and starts no block.
+_LINE_START = re.compile(r"^(h[1-6]\.|bq\.|#|-)", re.I)
+
+
+def _guard(line: str) -> str:
+    return _LINE_START.sub("\u200b\\1", line)
 
 
 def _span(kind: str, text: str) -> str:
+    text = one_line(text)
     lead, core, trail = re.match(r"^(\s*)(.*?)(\s*)$", text, re.S).groups()
     if not core:
         return text
@@ -67,7 +83,7 @@ def _block(block: tuple) -> str:
     if kind == "heading":
         return f"h{block[1]}. {spans(block[2])}"
     if kind == "para":
-        return spans(block[1])
+        return _guard(spans(block[1]))
     if kind == "table":
         lines = ["||" + "||".join(_cell(escape(h)) for h in block[1]) + "||"]
         lines += ["|" + "|".join(_cell(spans(cell)) for cell in row) + "|" for row in block[2]]
@@ -79,7 +95,7 @@ def _block(block: tuple) -> str:
     if kind == "panel":
         return f"{{panel:bgColor={_PANEL_COLOURS.get(block[1], '#DEEBFF')}}}\n{draw(block[2]).rstrip()}\n{{panel}}"
     if kind == "raw":
-        return f"*{escape(block[1])}*\n{{noformat}}\n{_noformat(block[2])}\n{{noformat}}"
+        return f"*{escape(block[1])}*\n{{noformat}}\n{_noformat(terminal(block[2]))}\n{{noformat}}"
     raise ValueError(f"unknown block {kind}")
 
 

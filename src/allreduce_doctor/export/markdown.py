@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import re
 
+from allreduce_doctor.sanitize import one_line, terminal
+
 from .layout import escape_each, fit
 from .ticket import Ticket
 
@@ -27,8 +29,10 @@ def _char(ch: str, prev: str, nxt: str) -> str:
 
 
 def escape(text: str) -> str:
-    """Text that renders as itself: punctuation with markup meaning is backslash-escaped (GFM)."""
-    return escape_each(text, _char)
+    """Text that renders as itself, on one line: control characters and line breaks shown escaped
+    (a line break would end the paragraph, table row or list item), then punctuation with markup
+    meaning backslash-escaped (GFM)."""
+    return escape_each(one_line(text), _char)
 
 
 def _fence(text: str, char: str = "`", least: int = 1) -> str:
@@ -37,6 +41,7 @@ def _fence(text: str, char: str = "`", least: int = 1) -> str:
 
 
 def _span(kind: str, text: str, in_table: bool) -> str:
+    text = one_line(text)  # code spans too: they are parsed after the blocks, which a line break ends
     if kind == "code":
         body = text.replace("|", "\\|") if in_table else text
         if not body:
@@ -84,8 +89,9 @@ def _block(block: tuple) -> str:
         inner = draw(block[2]).rstrip("\n").split("\n")
         return "\n".join([f"> [!{ALERTS.get(block[1], 'NOTE')}]"] + [f"> {line}".rstrip() for line in inner])
     if kind == "raw":
-        fence = _fence(block[2], least=3)
-        return (f"<details><summary>{html.escape(block[1])}</summary>\n\n{fence}json\n{block[2]}\n{fence}\n\n</details>")
+        raw = terminal(block[2])  # JSON with C1 or bidi controls escaped: the same JSON, shown safely
+        fence = _fence(raw, least=3)
+        return (f"<details><summary>{html.escape(one_line(block[1]))}</summary>\n\n{fence}json\n{raw}\n{fence}\n\n</details>")
     raise ValueError(f"unknown block {kind}")
 
 

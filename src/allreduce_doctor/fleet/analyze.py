@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.fleet.settings import node_record
+from allreduce_doctor.output import write_file
 
 FORK_ABOVE = 16  # fewer nodes than this are diagnosed in this process: forking costs more
 MAX_JOBS = 16
@@ -36,7 +37,10 @@ def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundl
         return {"node": node, "error": f"unreadable bundle: {err}"}
     if per_node_dir is not None:  # the whole diagnosis only when asked: to_dict() costs as much as the walk
         data = diagnosis.to_dict()
-        (per_node_dir / f"{node}.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        try:  # mkstemp beside it and a rename: a planted link at DIR/NODE.json is replaced, never followed
+            write_file(per_node_dir / f"{node}.json", json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        except OSError as err:
+            return {"node": node, "error": f"cannot write {per_node_dir / (node + '.json')}: {err.strerror or err}"}
     cause = diagnosis.root_cause or {}
     return {
         "node": node,

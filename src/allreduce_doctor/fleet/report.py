@@ -4,6 +4,7 @@ each node's own verdict. JSON is report.py's unchanged (the `fleet` key carries 
 
 from __future__ import annotations
 
+from allreduce_doctor.sanitize import fields
 from allreduce_doctor.report import VERDICT_WORDS, render, setting_value
 from allreduce_doctor.status import HEALTHY
 
@@ -75,6 +76,7 @@ def render_fleet(d: dict, fmt: str) -> str:
     base = render(d, fmt)
     if fmt == "json" or "fleet" not in d:
         return base
+    d = fields(d)  # node names are file names: one line each, controls escaped
     base = base.replace(f"{VERDICT_WORDS[HEALTHY]}:", "NOTHING FOUND ON ANY NODE:", 1)  # report.py speaks of one node
     if fmt == "markdown":
         return base + fleet_markdown(d)

@@ -22,6 +22,8 @@ from allreduce_doctor.snapshot.bundle import open_bundle
 from allreduce_doctor.snapshot.names import DAMAGED, NOT_CAPTURED, command_member, file_member
 from allreduce_doctor.snapshot.schema import check_command, check_process
 
+NOT_RECORDED = "not captured in the bundle (past its last sample)"
+
 
 class SnapshotHost:
     kind = "snapshot"
@@ -30,6 +32,7 @@ class SnapshotHost:
         self._bundle = open_bundle(path)
         self._samples = self._bundle.manifest["samples"]
         self._position = 0
+        self._past_last = 0.0  # seconds asked for past the last recorded sample (0: still in one)
 
     @property
     def manifest(self) -> dict:
@@ -44,6 +47,8 @@ class SnapshotHost:
 
     # --- files ------------------------------------------------------------------------------
     def read(self, path: str) -> FileResult:
+        if self._past_last:
+            return FileResult(path, FILE_MISSING, reason=NOT_RECORDED)
         entry = self._bundle.index["reads"].get(str(self.sample), {}).get(path)
         member = file_member(path, self.sample)
         if entry is None:
@@ -64,7 +69,14 @@ class SnapshotHost:
         return FileResult(answered, FILE_OK, text=text, reason=entry.get("reason", ""))
 
     def glob(self, pattern: str) -> list[str]:
-        return list(self._bundle.index["globs"].get(str(self.sample), {}).get(pattern, []))
+        """The paths recorded for `pattern` in this sample; a later sample that never globbed it
+        (or a step past the last sample) has the first sample's paths, whose reads are then not
+        captured: unknown, where an empty list would say the hardware is absent."""
+        globs = self._bundle.index["globs"]
+        found = None if self._past_last else globs.get(str(self.sample), {}).get(pattern)
+        if found is None:
+            found = globs.get(str(self._samples[0]["index"]), {}).get(pattern, [])
+        return list(found)
 
     def readlink(self, path: str) -> str | None:
         return self._bundle.index["links"].get(path)
@@ -74,6 +86,8 @@ class SnapshotHost:
 
     # --- commands and processes ---------------------------------------------------------------
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
+        if self._past_last:
+            return CommandResult(list(argv), None, error=NOT_CAPTURED)
         member = command_member(key, argv, self.sample)
         data = self._bundle.load_json(member)
         if data is None:
@@ -90,8 +104,13 @@ class SnapshotHost:
         return self._samples[self._position]["index"]
 
     def sample_time(self) -> float:
-        return self._samples[self._position]["time"]
+        return self._samples[self._position]["time"] + self._past_last
 
     def next_sample(self, interval: float) -> None:
-        """Step to the next recorded sample, without sleeping; past the last one, stay there."""
-        self._position = min(self._position + 1, len(self._samples) - 1)
+        """Step to the next recorded sample, without sleeping. Past the last one nothing was
+        recorded: reads and commands are not captured (the same sample read twice would give
+        zero rates, "no growth", where the truth is unknown)."""
+        if self._position + 1 < len(self._samples):
+            self._position += 1
+        else:
+            self._past_last += max(float(interval), 1e-3)

@@ -5,16 +5,29 @@ from __future__ import annotations
 from typing import Callable
 
 from allreduce_doctor.hosts.base import Host
-from allreduce_doctor.observations import OK, Observation
+from allreduce_doctor.observations import MISSING, OK, Observation
+from allreduce_doctor.probes.permission import NEEDS_ROOT
+
+
+SOURCE = "psutil: /proc/*/environ, /proc/*/maps"
 
 
 def nccl_processes(host: Host) -> Observation:
-    """Processes that map libnccl or carry NCCL_* variables; environments already filtered."""
+    """Processes that map libnccl or carry NCCL_* variables; environments already filtered.
+
+    Another user's /proc/PID/environ and maps are readable only with ptrace access to it
+    (proc(5); fs/proc/base.c checks PTRACE_MODE_READ_FSCREDS), so a non-root user who finds no job
+    has not seen the others' jobs: that is missing, not "no job running"."""
     procs = host.processes()
     value = [dict(p.to_dict(), nccl_version=_lib_version(p.nccl_lib)) for p in procs]
     unreadable = [p.pid for p in procs if not p.env_readable]
-    reason = f"environment of pid {unreadable} not readable (run as the job's user or root)" if unreadable else ""
-    return Observation("", value, OK, "psutil: /proc/*/environ, /proc/*/maps", reason)
+    if not procs and not host.identity().is_root:
+        return Observation("", value, MISSING, SOURCE,
+                           f"no NCCL job among this user's processes; other users' processes: {NEEDS_ROOT}")
+    if unreadable:
+        return Observation("", value, OK, SOURCE,
+                           f"environment of pid {unreadable} not readable (run as the job's user or root)")
+    return Observation("", value, OK, SOURCE, "")
 
 
 def _lib_version(path: str) -> str | None:

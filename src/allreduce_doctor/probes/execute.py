@@ -10,6 +10,7 @@ from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, Host
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.enumerate import Enumerator, fill
+from allreduce_doctor.probes.permission import NEEDS_ROOT, PERMISSION_WORDS
 from allreduce_doctor.probes.spec import ProbeSpec
 
 
@@ -26,7 +27,7 @@ def _file_failure(res) -> Outcome:
     if res.status == FILE_MISSING:
         return Outcome(None, MISSING, res.reason or "no such file", res.path)
     if res.status == FILE_DENIED:
-        return Outcome(None, MISSING, "permission denied (needs root)", res.path)
+        return Outcome(None, MISSING, f"permission denied ({NEEDS_ROOT})", res.path)
     return Outcome(None, ERROR, res.reason or "read failed", res.path)
 
 
@@ -132,8 +133,21 @@ def _run_command(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
     if res.rc != 0:
         first = (res.stderr.strip() or res.stdout.strip()).splitlines()[:1]
         detail = f": {first[0][:200]}" if first else ""
+        if first and any(word in first[0] for word in PERMISSION_WORDS):
+            return Outcome(None, MISSING, f"{NEEDS_ROOT} (exit status {res.rc}{detail})", source)
         return Outcome(None, ERROR, f"exit status {res.rc}{detail}", source)
-    return _parse(spec.parser, res.stdout, source)
+    out = _parse(spec.parser, res.stdout, source)
+    if _all_denied(out.value):
+        out.status, out.reason = MISSING, f"{NEEDS_ROOT}: {argv[0]} shows <access denied> for every device's capabilities"
+    return out
+
+
+def _all_denied(value: Any) -> bool:
+    """lspci -vvv as non-root: config space past the first 64 bytes (the capabilities, where ACS and
+    LnkSta live) reads as '<access denied>' (pciutils ls-caps.c; sysfs `config` is 0644 but the
+    kernel returns only the header to a reader without CAP_SYS_ADMIN, drivers/pci/pci-sysfs.c)."""
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(d, dict) and d.get("access_denied") for d in value))
 
 
 def prepare(spec: ProbeSpec, host: Host, enum: Enumerator) -> Observation | list[dict]:

@@ -145,6 +145,8 @@ class ProbeRunner:
                 obs.value = records
             elif records:
                 obs.value = records[0]
+            if records and not any("rate" in r for r in records):  # no second sample: no rate is known
+                obs.status, obs.reason = MISSING, "the second counter sample could not be read"
             result.add(obs)
 
     # -- derived facts ------------------------------------------------------------------

@@ -62,7 +62,20 @@ class Bundle:
         self.path = path
         self.label = label
         self.manifest = schema.check_manifest(label, self.load_json(MANIFEST, required=True))
-        self.index = schema.check_index(label, self.load_json(INDEX))
+        index = self.load_json(INDEX)
+        if index is None:  # every recording writes one: without it no failure, glob or process is known
+            raise self.fail(f"no {INDEX}; {DAMAGED}")
+        self.index = schema.check_index(label, index)
+        self._check_samples()
+
+    def _check_samples(self) -> None:
+        """The first sample holds its globs: every collection globs the interfaces and ports it
+        fans out over (probes/*.yaml enumerators), and a bundle without them would replay as a
+        node with no hardware, that is as healthy. (A later sample may be empty when the time
+        budget was spent first: its reads replay as not captured.)"""
+        first = str(self.manifest["samples"][0]["index"])
+        if not self.index["globs"].get(first):
+            raise self.fail(f"{INDEX} records no glob of the first sample (the interfaces and ports); {DAMAGED}")
 
     def fail(self, problem: str) -> BundleError:
         return BundleError(f"{self.label}: {problem}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -13,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.output import write_file
 from allreduce_doctor.tui.state import export_formats
 from allreduce_doctor.tui.text import esc
 
@@ -36,16 +36,9 @@ def save(path: str, text: str) -> str:
     """Write a regular file atomically (a device or FIFO such as /dev/null is written in place:
     renaming over it would replace the device); the one-line message for the user either way."""
     target = Path(path).expanduser()
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
-        if target.exists() and not target.is_file():
-            with open(target, "w", encoding="utf-8") as out:
-                out.write(text)
-        else:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, target)
+        write_file(target, text)  # mkstemp beside it and a rename: a planted link is never followed
     except OSError as err:
-        tmp.unlink(missing_ok=True)
         return f"cannot write {path}: {err.strerror or err}"
     return f"saved {len(text.encode())} bytes to {target}"
 

@@ -1,0 +1,234 @@
+"""Fuzz run (issue 15): mutated bundles and hostile exports, counted by outcome.
+
+    python benchmarks/fuzz_bundles.py [--bundles 500] [--exports 100] [--seed 15]
+
+Bundles: a scenario bundle (healthy and faulty ones) with one damage each: a member deleted,
+emptied, cut or replaced by junk, a folder or index.json or manifest.json removed, a JSON field
+of the wrong type, a sample dropped. Each is diagnosed in-process through the real Session.
+Passes when no mutation raises anything but a DoctorError (one line) and none is "healthy".
+Exports: a stored diagnosis with hostile text (ESC/OSC, C1, bidi, newlines, @everyone, Jira h1.,
+Markdown headings and links) in random fields, rendered in every format. Passes when none raises,
+none holds a raw control character and no line starts a heading, quote or list of the payload's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import re
+import shutil
+import sys
+import tarfile
+import tempfile
+import traceback
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "src")]
+
+from allreduce_doctor.doctor import Doctor  # noqa: E402
+from allreduce_doctor.errors import DoctorError  # noqa: E402
+from allreduce_doctor.export import render_export  # noqa: E402
+from allreduce_doctor.hosts.snapshot import SnapshotHost  # noqa: E402
+from allreduce_doctor.sanitize import terminal  # noqa: E402
+from allreduce_doctor.session import Options, Session  # noqa: E402
+
+SCENARIOS = ROOT / "tests" / "fixtures" / "scenarios"
+BASES = ("roce-healthy", "ib-healthy", "roce-pfc-off", "ib-port-down")
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+# --- bundles ------------------------------------------------------------------------------
+def _members(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _rewrite(path: Path, data: bytes) -> None:
+    path.unlink()  # the tree is hard links to the original: never write into one
+    path.write_bytes(data)
+
+
+def _edit_json(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    _rewrite(path, json.dumps(doc).encode())
+
+
+PICKED: list[str] = []  # the member the last mutation touched, for the report
+
+
+def _pick(rng: random.Random, root: Path, under: str = "") -> Path:
+    found = [p for p in _members(root) if str(p.relative_to(root)).startswith(under)] or _members(root)
+    chosen = rng.choice(found)
+    PICKED[:] = [str(chosen.relative_to(root))]
+    return chosen
+
+
+def _wrong_type(rng: random.Random, doc: dict) -> None:
+    key = rng.choice(["reads", "globs", "links", "which", "processes"])
+    doc[key] = rng.choice(["x", 3, [1], {"0": "x"}, True])
+
+
+def _drop_glob(rng: random.Random, doc: dict) -> None:
+    globs = doc["globs"]["0"]
+    globs.pop(rng.choice(sorted(globs)))
+
+
+MUTATIONS = {
+    "delete a member": lambda rng, root: _pick(rng, root).unlink(),
+    "delete a file read": lambda rng, root: _pick(rng, root, "files/").unlink(),
+    "delete a command record": lambda rng, root: _pick(rng, root, "commands/").unlink(),
+    "empty a member": lambda rng, root: _rewrite(_pick(rng, root), b""),
+    "cut a member": lambda rng, root: (lambda p: _rewrite(p, p.read_bytes()[: rng.randrange(max(p.stat().st_size, 1))]))(_pick(rng, root)),
+    "junk in a member": lambda rng, root: _rewrite(_pick(rng, root), rng.randbytes(rng.randrange(1, 400))),
+    "delete a folder": lambda rng, root: shutil.rmtree(root / rng.choice(["files", "commands", "samples", "files/sys", "files/proc"]), ignore_errors=True),
+    "delete index.json": lambda rng, root: (root / "index.json").unlink(),
+    "delete manifest.json": lambda rng, root: (root / "manifest.json").unlink(),
+    "only manifest.json": lambda rng, root: [shutil.rmtree(p) if p.is_dir() else p.unlink() for p in root.iterdir() if p.name != "manifest.json"],
+    "cut index.json": lambda rng, root: (lambda p: _rewrite(p, p.read_bytes()[: rng.randrange(p.stat().st_size)]))(root / "index.json"),
+    "wrong type in index.json": lambda rng, root: _edit_json(root / "index.json", lambda d: _wrong_type(rng, d)),
+    "empty index.json": lambda rng, root: _rewrite(root / "index.json", b"{}"),
+    "drop a glob of sample 0": lambda rng, root: _edit_json(root / "index.json", lambda d: _drop_glob(rng, d)),
+    "drop the second sample": lambda rng, root: _edit_json(root / "manifest.json", lambda d: d.update(samples=d["samples"][:1])),
+}
+
+
+def _unpack(base: str, into: Path) -> Path:
+    root = into / f"{base}.orig"
+    root.mkdir()
+    with tarfile.open(SCENARIOS / base / "bundle.tar.gz") as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]:
+    rng = random.Random(seed)
+    doctor = Doctor.load()
+    originals = {base: _unpack(base, work) for base in BASES}
+    outcomes: Counter = Counter()
+    failures: list[str] = []
+    names = sorted(MUTATIONS)
+    for i in range(count):
+        base, name = rng.choice(BASES), names[i % len(names)]
+        root = work / f"m{i}"
+        PICKED.clear()
+        shutil.copytree(originals[base], root, copy_function=os.link)
+        try:
+            MUTATIONS[name](rng, root)
+        except (FileNotFoundError, IndexError, ValueError, KeyError):
+            pass  # nothing of that kind in this bundle: the copy is diagnosed as it is
+        try:
+            session = Session(doctor, SnapshotHost(root), Options("auto", 0, {}, bundle=str(root)))
+            verdict = session.diagnose().verdict
+        except DoctorError as err:
+            verdict = "refused (one line)" if "\n" not in str(err) else "refused (several lines)"
+        except Exception:  # noqa: BLE001 - what the run counts
+            verdict = "traceback"
+            failures.append(f"{base} / {name}: {traceback.format_exc(limit=3)}")
+        if verdict == "healthy":
+            failures.append(f"{base} / {name} {' '.join(PICKED)}: healthy")
+        outcomes[verdict] += 1
+        shutil.rmtree(root, ignore_errors=True)
+    return outcomes, failures
+
+
+# --- exports ------------------------------------------------------------------------------
+PAYLOADS = [
+    "gpu\x1b]0;pwned\x07\x1b[2J", "x\nINJ heading", "\nh1. INJ", "\n# INJ", "\n- INJ", "\n> INJ", "@everyone",
+    "[INJ](http://evil.example)", "{code}INJ{code}", "a | b || c", "`tick`\n# INJ", "\x9b2J", "\u202eINJ",
+    "h1. INJ", "bq. INJ", "# INJ", "* INJ", "- INJ", "<script>INJ</script>", "\r\nINJ\r", "{noformat}", "```\n# INJ",
+]
+FORMATS = ("markdown", "github", "jira", "jira-adf", "json")
+# a line the payload would start: Markdown heading, quote or list; Jira heading, quote or list
+STARTED = re.compile(r"^\s*(#+ |> |[-*+] |h[1-6]\. |bq\. |\*+ |#+ )?\s*INJ")
+
+
+def _strings(value, path=()):
+    if isinstance(value, str):
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, path + (i,))
+
+
+def _set(doc, path, text) -> None:
+    for key in path[:-1]:
+        doc = doc[key]
+    doc[path[-1]] = text
+
+
+def _outside_blocks(text: str):
+    """The lines that are markup: not inside a code fence, {noformat} or <details> block."""
+    inside = ""
+    for line in text.splitlines():
+        if inside:
+            if line.startswith(inside) or (inside == "<details>" and line.startswith("</details>")):
+                inside = ""
+            continue
+        if line.startswith("```"):
+            inside = line[: len(line) - len(line.lstrip("`"))]
+        elif line.startswith("{noformat}"):
+            inside = "{noformat}"
+        elif line.startswith("<details>"):
+            inside = "<details>"
+        else:
+            yield line
+
+
+def fuzz_exports(count: int, seed: int) -> tuple[Counter, list[str]]:
+    from tests.export.goldens import stored_diagnosis
+
+    rng = random.Random(seed)
+    bases = {name: stored_diagnosis(name) for name in ("roce-pfc-off", "ib-healthy", "ib-port-down")}  # the kept goldens
+    outcomes: Counter = Counter()
+    failures: list[str] = []
+    for i in range(count):
+        name = rng.choice(sorted(bases))
+        doc = copy.deepcopy(bases[name])
+        paths = list(_strings(doc))
+        for path in rng.sample(paths, min(len(paths), 8)):
+            _set(doc, path, rng.choice(PAYLOADS) + rng.choice(["", " tail", "\n" + rng.choice(PAYLOADS)]))
+        for fmt in FORMATS:
+            try:
+                text = render_export(copy.deepcopy(doc), fmt)
+            except DoctorError:
+                outcomes["refused (one line)"] += 1
+                continue
+            except Exception:  # noqa: BLE001 - what the run counts
+                outcomes["traceback"] += 1
+                failures.append(f"export {i} {fmt}: {traceback.format_exc(limit=3)}")
+                continue
+            shown = text if fmt in ("markdown", "github", "jira") else terminal(text)
+            bad = RAW_CONTROL.search(shown) or (fmt in ("markdown", "github", "jira")
+                                                and any(STARTED.match(line) for line in _outside_blocks(text)))
+            outcomes["injected" if bad else "clean"] += 1
+            if bad:
+                failures.append(f"export {i} {fmt}: {[line for line in _outside_blocks(text) if STARTED.match(line)][:3] or RAW_CONTROL.search(shown)}")
+    return outcomes, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bundles", type=int, default=500)
+    p.add_argument("--exports", type=int, default=100)
+    p.add_argument("--seed", type=int, default=15)
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="fuzz-bundles-") as work:
+        bundle_outcomes, bundle_failures = fuzz_bundles(args.bundles, args.seed, Path(work))
+    export_outcomes, export_failures = fuzz_exports(args.exports, args.seed)
+    print(f"{args.bundles} mutated bundles: {dict(sorted(bundle_outcomes.items()))}")
+    print(f"{args.exports} hostile exports x {len(FORMATS)} formats: {dict(sorted(export_outcomes.items()))}")
+    for line in (bundle_failures + export_failures)[:20]:
+        print("FAIL", line)
+    return 1 if bundle_failures or export_failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

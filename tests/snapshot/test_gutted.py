@@ -1,0 +1,103 @@
+"""A bundle is complete or refused: a gutted bundle is damaged (exit 2, one line) or its checks
+are unknown (inconclusive, exit 3), never "nothing found" (issue 15, item 3)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from allreduce_doctor.cli import main
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
+DAMAGED = "the bundle is damaged, collect it again"
+
+
+def unpack(tmp_path: Path, scenario: str, name: str) -> Path:
+    root = tmp_path / name
+    root.mkdir()
+    with tarfile.open(SCENARIOS / scenario / "bundle.tar.gz") as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+def no_index(root: Path) -> None:
+    (root / "index.json").unlink()
+
+
+def only_manifest(root: Path) -> None:
+    for child in root.iterdir():
+        if child.name != "manifest.json":
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def empty_index(root: Path) -> None:
+    (root / "index.json").write_text("{}")
+
+
+def no_files(root: Path) -> None:
+    shutil.rmtree(root / "files")
+
+
+def no_commands(root: Path) -> None:
+    shutil.rmtree(root / "commands")
+
+
+def no_second_sample(root: Path) -> None:
+    shutil.rmtree(root / "samples")
+
+
+def one_sample_listed(root: Path) -> None:
+    doc = json.loads((root / "manifest.json").read_text())
+    doc["samples"] = doc["samples"][:1]
+    (root / "manifest.json").write_text(json.dumps(doc))
+
+
+REFUSED = [
+    (no_index, "no index.json; " + DAMAGED),
+    (only_manifest, "no index.json; " + DAMAGED),
+    (empty_index, "index.json records no glob of the first sample (the interfaces and ports); " + DAMAGED),
+]
+UNKNOWN = [no_files, no_commands, no_second_sample, one_sample_listed]
+
+
+def diagnose(capsys, root: Path) -> tuple[int, str, str]:
+    code = main(["diagnose", "--snapshot", str(root)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("scenario", ["ib-healthy", "roce-healthy"])
+@pytest.mark.parametrize(("gut", "problem"), REFUSED, ids=[g.__name__ for g, _ in REFUSED])
+def test_a_gutted_bundle_is_refused_in_one_line(tmp_path, capsys, scenario, gut, problem):
+    root = unpack(tmp_path, scenario, "b")
+    gut(root)
+    assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
+
+
+@pytest.mark.parametrize("scenario", ["ib-healthy", "roce-healthy"])
+@pytest.mark.parametrize("gut", UNKNOWN, ids=[g.__name__ for g in UNKNOWN])
+def test_a_bundle_missing_members_is_inconclusive(tmp_path, capsys, scenario, gut):
+    root = unpack(tmp_path, scenario, "b")
+    assert diagnose(capsys, root)[0] == 0  # the whole bundle: nothing found
+    gut(root)
+    code, out, err = diagnose(capsys, root)
+    assert (code, err) == (3, "")
+    assert out.splitlines()[2] == "INCONCLUSIVE"
+
+
+def test_a_fleet_of_gutted_bundles_is_not_healthy(tmp_path, capsys):
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    for i in range(20):
+        gut = [no_index, only_manifest, empty_index][i % 3]
+        gut(unpack(folder, "roce-healthy", f"n{i:02d}"))
+    code = main(["fleet", "--snapshots", str(folder), "--format", "json"])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert (code, data["verdict"]) == (3, "inconclusive")
+    assert data["fleet"]["per_node"] == {}
+    assert len(data["fleet"]["nodes_unreachable"]) == 20
