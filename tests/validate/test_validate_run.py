@@ -1,0 +1,131 @@
+"""A real validate run on the fakes: fake srun and nccl-tests, FakeHosts per node whose counters
+move as each scenario says. Each run gives the expected Diagnosis, and its record replays to the
+same Diagnosis through `diagnose --snapshot DIR` and `fleet --snapshots DIR`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from allreduce_doctor.cli import build_parser, main
+from allreduce_doctor.validate.run import plan_from_args, run_validate
+from allreduce_doctor.validate.watch import HostSampler
+from tests.validate import fakes
+from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
+
+
+def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None):
+    scenario = SCENARIOS[name]
+    scenario.release = tmp_path / "release"
+    bindir = fakes.install(tmp_path / "bin", {"busbw": scenario.busbw, "until": str(scenario.release),
+                                              "expanded": ",".join(NODES), **scenario.fake})
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    args = build_parser().parse_args(["validate", "--nodes", "gpu[01-04]", "--nccl-tests", str(bindir), "--yes",
+                                      "--interval", "0.5", "--benchmarks", "all_reduce_perf", *extra])
+    make_plan, _ = plan_from_args(args)
+    if max_seconds:
+        make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
+    root = tmp_path / "record"
+    root.mkdir()
+    data = run_validate(make_plan, HostSampler(scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
+    return data, root
+
+
+def replayed(capsys, *argv):
+    main(list(argv))
+    return json.loads(capsys.readouterr().out)
+
+
+def cause(data):
+    return (data.get("root_cause") or {}).get("id")
+
+
+def test_lossy_roce_names_the_lossy_nodes(tmp_path, monkeypatch, capsys):
+    data, root = run_scenario("lossy", tmp_path, monkeypatch)
+    assert data["verdict"] == "fault" and cause(data) == "roce_packet_loss"
+    assert data["findings"][0]["value"] == {"nodes": ["gpu02", "gpu03"],
+                                            "ports": {"gpu02": ["enp77s0np0"], "gpu03": ["enp187s0np0"]}}
+    rows = [e for e in data["evidence"] if e["node"] == "validate.loss"]
+    assert [r["observed"]["node"] for r in rows] == ["gpu02", "gpu03"]
+    assert rows[0]["observed"]["share"] == "2 of 2 rounds under load"
+    assert replayed(capsys, "diagnose", "--snapshot", str(root), "--format", "json") == data
+    assert replayed(capsys, "fleet", "--snapshots", str(root), "--format", "json") == data
+
+
+def test_pause_cascade_names_the_slow_receiver(tmp_path, monkeypatch):
+    data, _ = run_scenario("pause_cascade", tmp_path, monkeypatch)
+    assert cause(data) == "pfc_pause_storm"
+    assert data["findings"][0]["value"] == {"nodes": NODES, "root": "gpu03"}
+    share = next(e for e in data["evidence"] if e["fact"] == "pause_tx_share")
+    assert share["observed"] == {"node": "gpu03", "counter": "tx_prioN_pause_duration", "share": 0.23}
+
+
+def test_healthy_dcqcn_is_congestion_not_loss(tmp_path, monkeypatch):
+    data, _ = run_scenario("dcqcn", tmp_path, monkeypatch)
+    assert [f["cause"] for f in data["findings"]] == ["roce_congestion"]
+    assert data["findings"][0]["severity"] == "minor"
+    assert next(p for p in data["path"] if p["node"] == "validate.loss")["outcome"] == "no"
+
+
+def test_ib_credit_backpressure(tmp_path, monkeypatch):
+    data, _ = run_scenario("ib_backpressure", tmp_path, monkeypatch)
+    assert [f["cause"] for f in data["findings"]] == ["ib_congestion"]
+    assert data["findings"][0]["value"] == {"nodes": NODES}
+    assert data["context"]["fabric"] == "ib"
+
+
+def test_at_the_hardware_limit_is_healthy(tmp_path, monkeypatch, capsys):
+    data, root = run_scenario("at_limit", tmp_path, monkeypatch)
+    assert data["verdict"] == "healthy" and data["healthy"]["id"] == "expected_hardware_limit"
+    busbw = next(p for p in data["path"] if p["node"] == "validate.busbw")
+    assert busbw["value"]["all_reduce_perf"] == {"peak_busbw_gbs": 371.82, "expected_gbs": 400.0, "ratio": 0.93,
+                                                 "verdict": "at_limit"}
+    assert busbw["means"].startswith("at_limit: peak 371.82 GB/s against 8 NICs per node x 400 Gb/s / 8 = 400 GB/s")
+    assert replayed(capsys, "fleet", "--snapshots", str(root), "--format", "json") == data
+
+
+def test_one_straggler_node(tmp_path, monkeypatch):
+    data, _ = run_scenario("straggler", tmp_path, monkeypatch)
+    assert cause(data) == "straggler_node"
+    assert data["findings"][0]["value"] == {"nodes": ["gpu04"]}
+    row = next(e for e in data["evidence"] if e["node"] == "validate.stragglers")
+    assert row["observed"] == {"node": "gpu04", "counter": "link_rate_gbps", "rate": 200.0}
+
+
+def test_a_launcher_that_fails_is_inconclusive_with_its_words(tmp_path, monkeypatch):
+    data, root = run_scenario("launcher_fails", tmp_path, monkeypatch)
+    assert data["verdict"] == "inconclusive"
+    assert {"node": "validate.launch", "reason": "all_reduce_perf: exit 1"} in data["inconclusive"]
+    assert "Requested node configuration is not available" in (root / "steps" / "00-all_reduce_perf.out").read_text()
+
+
+def test_a_launcher_that_hangs_is_stopped_at_the_cap(tmp_path, monkeypatch):
+    data, _ = run_scenario("launcher_hangs", tmp_path, monkeypatch, max_seconds=3)
+    assert data["verdict"] == "inconclusive"
+    assert {"node": "validate.launch", "reason": "all_reduce_perf: stopped at the wall-clock cap"} in data["inconclusive"]
+    assert data["validate"]["steps"][0]["timed_out"] is True and data["validate"]["steps"][0]["seconds"] < 6
+
+
+def test_a_node_that_drops_out_mid_run(tmp_path, monkeypatch):
+    data, _ = run_scenario("node_drops_out", tmp_path, monkeypatch)
+    assert data["verdict"] == "inconclusive"
+    assert data["inconclusive"] == [{"node": "validate.watch", "reason": f"gpu04: gave no sample from round 2 on ({DROPPED})"}]
+
+
+def test_busy_nodes_are_refused(tmp_path, monkeypatch):
+    from allreduce_doctor.errors import DoctorError
+    from tests.scenarios import nodes as N
+    from tests.scenarios.build import fake_host
+
+    bindir = fakes.install(tmp_path / "bin", {"busbw": 1.0})
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    args = build_parser().parse_args(["validate", "--nodes", "gpu[01-02]", "--nccl-tests", str(bindir), "--yes"])
+    make_plan, _ = plan_from_args(args)
+    sampler = HostSampler(lambda i, s: {"gpu01": fake_host(N.Node("roce")), "gpu02": fake_host(N.Node("roce", job=False))}, 1.0)
+    with pytest.raises(DoctorError) as err:
+        run_validate(make_plan, sampler, tmp_path, False, 0.5)
+    assert str(err.value) == ("gpu01 already runs an NCCL job: validate would disturb it and be disturbed by it; "
+                              "drain the nodes, or give --allow-busy")
