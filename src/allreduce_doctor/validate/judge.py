@@ -144,7 +144,7 @@ class _Judge:
                                    "verdict": verdict}
         main = verdicts.get("all_reduce_perf", {"verdict": "unmeasured"})
         outcome = {"at_limit": "no", "below": "yes"}.get(main["verdict"], "unknown")
-        self.step("validate.busbw", "all_reduce_perf reaches NICs x line rate at large sizes", outcome,
+        self.step("validate.busbw", "No all_reduce_perf busbw shortfall against NICs x line rate", outcome,
                   f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}", verdicts or None)
         return main["verdict"]
 
@@ -245,6 +245,9 @@ class _Judge:
                 self.unsure("validate.busbw", "no all_reduce_perf result to compare with the hardware")
         self.d.context = {"host": fold(self.plan.nodes), "fabric": _fabric(self.peak), **context}
         data = self.d.to_dict()
+        affected = {n for f in self.d.findings for n in ((f.value or {}).get("nodes") or [])}
+        data["fleet"] = {"nodes_checked": len(self.answered), "nodes_affected": [n for n in self.plan.nodes if n in affected],
+                         "settings": [], "outliers": [], "patterns": [], "per_node": {}}  # what exporters read of a fleet
         data["validate"] = {"plan": self.plan.to_dict(), "rounds_under_load": len(self.loaded),
                             "nodes_sampled": sorted(self.answered), "steps": self.steps}
         return data
