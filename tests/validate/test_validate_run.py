@@ -16,7 +16,7 @@ from tests.validate import fakes
 from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
 
 
-def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None):
+def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
     scenario = SCENARIOS[name]
     scenario.release = tmp_path / "release"
     bindir = fakes.install(tmp_path / "bin", {"busbw": scenario.busbw, "until": str(scenario.release),
@@ -30,7 +30,7 @@ def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None):
         make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
     root = tmp_path / "record"
     root.mkdir()
-    data = run_validate(make_plan, HostSampler(scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
+    data = run_validate(make_plan, HostSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
     return data, root
 
 
@@ -78,7 +78,8 @@ def test_ib_credit_backpressure(tmp_path, monkeypatch):
 
 
 def test_at_the_hardware_limit_is_healthy(tmp_path, monkeypatch, capsys):
-    data, root = run_scenario("at_limit", tmp_path, monkeypatch)
+    data, root = run_scenario("at_limit", tmp_path, monkeypatch, "--launcher", "srun --ntasks-per-node={ranks_per_node}")
+    assert data["validate"]["steps"][0]["argv"][:2] == ["srun", "--ntasks-per-node=8"]  # the template, filled
     assert data["verdict"] == "healthy" and data["healthy"]["id"] == "expected_hardware_limit"
     busbw = next(p for p in data["path"] if p["node"] == "validate.busbw")
     assert busbw["value"]["all_reduce_perf"] == {"peak_busbw_gbs": 371.82, "expected_gbs": 400.0, "ratio": 0.93,
@@ -129,3 +130,31 @@ def test_busy_nodes_are_refused(tmp_path, monkeypatch):
         run_validate(make_plan, sampler, tmp_path, False, 0.5)
     assert str(err.value) == ("gpu01 already runs an NCCL job: validate would disturb it and be disturbed by it; "
                               "drain the nodes, or give --allow-busy")
+
+
+def test_ctrl_c_kills_the_launcher_and_keeps_the_record(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from allreduce_doctor.validate.record import load_record
+
+    def press_ctrl_c(index, step):
+        if index == 2:  # the benchmark hangs under watch: the user presses Ctrl-C
+            os.kill(os.getpid(), signal.SIGINT)
+        return SCENARIOS["launcher_hangs"].hosts_for(index, step)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario("launcher_hangs", tmp_path, monkeypatch, hosts_for=press_ctrl_c)
+    record = load_record(tmp_path / "record")
+    assert record["interrupted"] is True and record["steps"] == []
+    assert [r["step"] for r in record["rounds"]] == [None, "all_reduce_perf", "all_reduce_perf"]
+    fakes_running = [pid for pid in os.listdir("/proc") if pid.isdigit() and _runs_from(pid, tmp_path / "bin")]
+    assert fakes_running == []  # the launcher's whole process group is gone
+
+
+def _runs_from(pid: str, folder) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return str(folder).encode() in fh.read()
+    except OSError:
+        return False
