@@ -5,7 +5,9 @@ same Diagnosis through `diagnose --snapshot DIR` and `fleet --snapshots DIR`."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,27 @@ from allreduce_doctor.validate.run import plan_from_args, run_validate
 from allreduce_doctor.validate.watch import HostSampler
 from tests.validate import fakes
 from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
+
+
+class ReusingSampler(HostSampler):
+    """HostSampler that records each node's idle and loaded model once and copies the bundle into
+    later rounds (the same model gives the same bundle; recording is the slow part of a test)."""
+
+    def __init__(self, hosts_for, interval):
+        super().__init__(hosts_for, interval)
+        self.made: dict[tuple, Path] = {}
+
+    def sample(self, folder, index, step):
+        hosts = self.hosts_for(index, step)
+        reuse = {n: self.made[(n, step is None)] for n, h in hosts.items()
+                 if not isinstance(h, str) and (n, step is None) in self.made}
+        fresh = {n: h for n, h in hosts.items() if n not in reuse}
+        bundles, failed = HostSampler(lambda i, s: fresh, self.interval).sample(folder, index, step)
+        for node, path in bundles.items():
+            self.made[(node, step is None)] = path
+        for node, path in reuse.items():
+            bundles[node] = Path(shutil.copyfile(path, folder / path.name))
+        return {n: bundles[n] for n in hosts if n in bundles}, failed
 
 
 def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
@@ -30,7 +53,7 @@ def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_fo
         make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
     root = tmp_path / "record"
     root.mkdir()
-    data = run_validate(make_plan, HostSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
+    data = run_validate(make_plan, ReusingSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
     return data, root
 
 
