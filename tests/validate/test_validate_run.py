@@ -87,8 +87,11 @@ def test_pause_cascade_names_the_slow_receiver(tmp_path, monkeypatch):
 
 
 def test_healthy_dcqcn_is_congestion_not_loss(tmp_path, monkeypatch):
-    data, _ = run_scenario("dcqcn", tmp_path, monkeypatch)
+    data, _ = run_scenario("dcqcn", tmp_path, monkeypatch, "--incast", "gpu01")
     assert [f["cause"] for f in data["findings"]] == ["roce_congestion"]
+    incast = [(e["fact"], e["observed"]) for e in data["evidence"] if e["fact"].startswith("incast")]
+    assert incast == [("incast to gpu01", {"average_gbits": 97.48})] * 3  # gpu02..gpu04 -> gpu01, side by side
+    assert [s["name"] for s in data["validate"]["steps"]] == ["all_reduce_perf"] + ["incast"] * 6
     assert data["findings"][0]["severity"] == "minor"
     assert next(p for p in data["path"] if p["node"] == "validate.loss")["outcome"] == "no"
 
