@@ -131,3 +131,19 @@ def test_a_record_that_points_outside_itself_is_refused(tmp_path, capsys):
     code, out, err = run_cli(capsys, "diagnose", "--snapshot", str(root))
     assert (code, out) == (2, "")
     assert err == f"allreduce-doctor: error: {root / 'validate.json'}: the path '../../etc/passwd' leaves the record\n"
+
+
+def test_a_slurm_job_from_outside_runs_its_step_in_that_job(capsys, tmp_path, monkeypatch):
+    import sys
+
+    scontrol = tmp_path / "scontrol"
+    scontrol.write_text(f"#!{sys.executable}\nimport sys\n"
+                        "print('JobId=4242 JobState=RUNNING NodeList=gpu[01-02]' if sys.argv[1:3] == ['show', 'job'] "
+                        "else 'gpu01\\ngpu02')\n")
+    scontrol.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out, _ = run_cli(capsys, "validate", "--dry-run", "--slurm-job", "4242", "--benchmarks", "all_reduce_perf")
+    assert code == 0
+    assert out.splitlines()[0] == "validate plan: 2 nodes (Slurm job 4242), 8 ranks per node, launcher srun"
+    assert ("    srun --jobid=4242 --nodelist=gpu01,gpu02 --nodes=2 --ntasks-per-node=8 --kill-on-bad-exit=1 "
+            "all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1") in out.splitlines()

@@ -135,7 +135,7 @@ def check_template(template: str) -> list[str]:
 
 
 def launcher_prefix(kind: str, template: str | None, nodes: list[str], ranks: int, hostfile: str,
-                    nodelist: str) -> list[str]:
+                    nodelist: str, jobid: str | None = None) -> list[str]:
     """The launcher's words before the benchmark, `ranks` tasks per node on every node."""
     values = {"nodes": len(nodes), "nodelist": nodelist, "ranks_per_node": ranks, "ntasks": len(nodes) * ranks,
               "hostfile": hostfile}
@@ -143,8 +143,10 @@ def launcher_prefix(kind: str, template: str | None, nodes: list[str], ranks: in
         return [word.format(**values) for word in check_template(template or "")]
     if kind == "mpirun":  # Open MPI: ranks per node by --map-by ppr (mpirun(1))
         return ["mpirun", "--hostfile", hostfile, "-np", str(values["ntasks"]), "--map-by", f"ppr:{ranks}:node"]
-    # srun(1): --kill-on-bad-exit ends the whole step when one rank fails
-    return ["srun", f"--nodelist={nodelist}", f"--nodes={len(nodes)}", f"--ntasks-per-node={ranks}",
+    # srun(1): --kill-on-bad-exit ends the whole step when one rank fails; --jobid runs the step in
+    # that job's allocation from outside it (e.g. a login node)
+    job = [f"--jobid={jobid}"] if jobid else []
+    return ["srun", *job, f"--nodelist={nodelist}", f"--nodes={len(nodes)}", f"--ntasks-per-node={ranks}",
             "--kill-on-bad-exit=1"]
 
 

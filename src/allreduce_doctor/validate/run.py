@@ -82,7 +82,7 @@ def plan_from_args(args) -> tuple[Callable[[int | None, Path | None], P.Plan], l
     kind = "template" if args.launcher else "mpirun" if args.hostfile else "srun"
     if args.launcher:
         P.check_template(args.launcher)
-    if kind == "srun" and not args.dry_run and not os.environ.get("SLURM_JOB_ID"):
+    if kind == "srun" and not args.dry_run and not (args.slurm_job or os.environ.get("SLURM_JOB_ID")):
         raise DoctorError("srun runs inside an allocation: start one (salloc -N ...), or give --hostfile FILE (mpirun) "
                           "or --launcher TEMPLATE")
     binaries = {b: _binary(b, args.nccl_tests, args.dry_run) for b in benchmarks}
@@ -96,7 +96,8 @@ def plan_from_args(args) -> tuple[Callable[[int | None, Path | None], P.Plan], l
                       incast_receivers=list(args.incast))
 
         def prefix(on: list[str], per_node: int = ranks) -> list[str]:
-            return P.launcher_prefix(kind, args.launcher, on, per_node, hostfile, ",".join(on) if on != nodes else nodelist)
+            return P.launcher_prefix(kind, args.launcher, on, per_node, hostfile, ",".join(on) if on != nodes else nodelist,
+                                     args.slurm_job)
 
         plan.steps = [P.Step(b, prefix(nodes) + P.benchmark_args(binaries[b], plan),
                              f"every rank of every node at once, {ranks} per node") for b in benchmarks]
