@@ -15,6 +15,7 @@ PLUGIN_COMMANDS = {
     "export": "allreduce_doctor.export.command",
     "fleet": "allreduce_doctor.fleet.command",
     "healthcheck": "allreduce_doctor.healthcheck.command",
+    "validate": "allreduce_doctor.validate.command",
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
@@ -155,7 +156,24 @@ def main(argv: list[str] | None = None) -> int:
     return run_guarded(lambda: _run(args))
 
 
+def _replayed_record(args: argparse.Namespace) -> str | None:
+    """The folder `diagnose --snapshot` or `fleet --snapshots` names, when it is a validate record."""
+    path = args.snapshots if args.command == "fleet" else None
+    if args.command == "diagnose" and not args.evidence:
+        path = args.snapshot
+    if not path:
+        return None
+    from allreduce_doctor.validate.record import is_record
+
+    return path if is_record(path) else None
+
+
 def _run(args: argparse.Namespace) -> int:
+    record = _replayed_record(args)
+    if record:  # a validate run's record replays through validate's judge, whichever command reads it
+        from allreduce_doctor.validate.command import replay_report
+
+        return replay_report(record, args.format, args.output, args.export)
     if args.command in PLUGIN_COMMANDS:
         return _plugin(args.command).run(args)
     from allreduce_doctor import commands

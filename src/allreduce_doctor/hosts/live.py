@@ -165,13 +165,15 @@ _running_lock = threading.Lock()
 _subreaper: bool | None = None
 
 
-def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES) -> CommandResult:
-    """Run argv with at most `cap` bytes of output and `timeout` seconds; kill every leftover."""
+def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
+                extra_env: dict[str, str] | None = None) -> CommandResult:
+    """Run argv with at most `cap` bytes of output and `timeout` seconds; kill every leftover.
+    `extra_env`: variables a launcher needs from the caller's environment (validate's srun/mpirun)."""
     start = time.monotonic()
     become_subreaper()
     tag = f"{os.getpid()}-{next(_tags)}"
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "LC_ALL": "C", "LANG": "C",
-           RUN_TAG: tag}
+           **(extra_env or {}), RUN_TAG: tag}
     try:
         proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
             argv,

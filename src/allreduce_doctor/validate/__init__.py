@@ -1,0 +1,1 @@
+"""`allreduce-doctor validate`: prove the fabric under load (plan, launch, watch, judge, record)."""

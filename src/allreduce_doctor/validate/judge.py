@@ -1,0 +1,272 @@
+"""Judge a validate run: busbw per size against the hardware, and every node's counters under load.
+
+The result is a Diagnosis like any other (runbook/diagnosis.py; causes from the catalogue), so the
+reports, exporters, tickets and the fleet view read it unchanged. Path steps are `validate.*`;
+their outcome is "yes" when the problem is seen. Per node, the figures of the rounds taken while
+a benchmark ran are combined by their peak (a fault under load shows at its worst moment).
+
+Loss and the pause cascade are the fleet's own patterns (fleet/compare.py), stragglers its
+median/MAD outliers: one rule each, for `fleet` and `validate` alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from allreduce_doctor.domain import BUSBW_AT_LIMIT, busbw_verdict
+from allreduce_doctor.fleet.compare import outliers, patterns
+from allreduce_doctor.fleet.diagnosis import fold, listed
+from allreduce_doctor.fleet.settings import METRICS
+from allreduce_doctor.runbook.causes import CAUSES
+from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
+from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
+from allreduce_doctor.validate.plan import Plan
+
+# Per port, the thresholds of the single-node runbooks: CNPs above 10k/s is DCQCN reacting to
+# congestion (runbooks/roce.yaml, node `congestion`); port_xmit_wait above 1M ticks/s is credit
+# back-pressure (runbooks/ib.yaml, node `xmit_wait`).
+CNP_CONGESTED = 10_000.0
+XMIT_WAIT_CONGESTED = 1_000_000.0
+ORDER = ("roce_packet_loss", "pfc_pause_storm", "straggler_node", "ib_congestion", "roce_congestion")
+
+
+def _peak(rounds: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
+    """Per node: the peak of each figure over the loaded rounds, and how many rounds it answered."""
+    peak: dict[str, dict] = {}
+    answered: Counter = Counter()
+    for r in rounds:
+        for node, fig in r["nodes"].items():
+            answered[node] += 1
+            got = peak.setdefault(node, {"numbers": {}, "flow": {"storm_events": 0, "lossy_ports": []},
+                                         "fabric": fig.get("fabric"), "shares": Counter()})
+            for metric, value in fig["numbers"].items():
+                got["numbers"][metric] = max(value, got["numbers"].get(metric, value))
+            flow = fig.get("flow") or {}
+            got["flow"]["storm_events"] += flow.get("storm_events") or 0
+            got["flow"]["lossy_ports"] = sorted(set(got["flow"]["lossy_ports"]) | set(flow.get("lossy_ports") or []))
+            if fig["numbers"].get("loss_rate"):
+                got["shares"]["loss"] += 1
+            if fig["numbers"].get("xmit_wait_rate", 0) > XMIT_WAIT_CONGESTED:
+                got["shares"]["xmit_wait"] += 1
+            if fig["numbers"].get("cnp_port_rate", 0) > CNP_CONGESTED:
+                got["shares"]["cnp"] += 1
+    return peak, dict(answered)
+
+
+class _Judge:
+    def __init__(self, plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str]) -> None:
+        self.plan, self.steps, self.outputs = plan, steps, outputs
+        self.baseline = [r for r in rounds if r.get("step") is None]
+        self.loaded = [r for r in rounds if r.get("step") is not None]
+        self.peak, self.answered = _peak(self.loaded)
+        self.d = Diagnosis(verdict=HEALTHY, runbooks=["validate"])
+        self.found: dict[str, tuple[Finding, str, list[str]]] = {}  # cause -> (finding, summary, fix)
+
+    # --- helpers ------------------------------------------------------------------------------
+    def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
+        self.d.path.append(Step(node, "check", title, outcome, means, value))
+
+    def evidence(self, step: str, fact: str, observed: Any, expected: str, source: str) -> None:
+        self.d.evidence.append(EvidenceRow(step, fact, observed, expected, source, "ok"))
+
+    def unsure(self, step: str, reason: str) -> None:
+        self.d.inconclusive.append({"node": step, "reason": reason})
+
+    def finding(self, cause: str, step: str, value: Any, summary: str, fix: list[str]) -> None:
+        info = CAUSES[cause]
+        self.found[cause] = (Finding(cause, info.title, info.severity, info.owner, step, value), summary, fix)
+
+    def counter_rows(self, step: str, nodes: list[str], counter: str, share: str | None, expected: str) -> None:
+        for node in nodes[:8]:
+            fig = self.peak[node]
+            observed = {"node": node, "counter": counter, "rate": fig["numbers"].get(counter)}
+            if share:
+                observed["share"] = f"{fig['shares'].get(share, 0)} of {self.answered[node]} rounds under load"
+            self.evidence(step, counter, observed, expected, f"{node}'s bundles of the rounds under load")
+
+    # --- the checks, in path order ------------------------------------------------------------
+    def launched(self) -> None:
+        failed = [s for s in self.steps if s.get("rc") != 0]
+        for s in failed:
+            why = s.get("error") or ("stopped at the wall-clock cap" if s.get("timed_out") else f"exit {s.get('rc')}")
+            self.unsure("validate.launch", f"{s['name']}: {why}")
+        self.step("validate.launch", "Every benchmark ran to the end", "yes" if failed else "no",
+                  f"{len(failed)} of {len(self.steps)} steps did not finish: " + "; ".join(
+                      i["reason"] for i in self.d.inconclusive) if failed else f"all {len(self.steps)} steps finished")
+
+    def sampled(self) -> None:
+        gone = {}
+        for node in self.plan.nodes:
+            fails = [(r["index"], r["failed"][node]) for r in self.loaded if node in r["failed"]]
+            if node not in self.answered:
+                why = fails[0][1] if fails else "no round was taken while a benchmark ran"
+                gone[node] = f"no sample under load ({why})"
+            elif fails:
+                gone[node] = f"gave no sample from round {fails[0][0]} on ({fails[0][1]})"
+        for node, why in gone.items():
+            self.unsure("validate.watch", f"{node}: {why}")
+        self.step("validate.watch", "Every node was sampled while the benchmarks ran", "yes" if gone else "no",
+                  "; ".join(f"{n}: {w}" for n, w in gone.items()) if gone else
+                  f"{len(self.answered)} nodes, {len(self.loaded)} rounds under load", gone or None)
+
+    def bandwidth(self) -> str:
+        """Per size, busbw against NICs x line rate; the verdict of the largest sizes."""
+        figs = [f for r in self.baseline for f in r["nodes"].values()] or \
+            [f for r in self.loaded for f in r["nodes"].values()]
+        nics = Counter(f["nics"] for f in figs if f.get("nics")).most_common(1)
+        line = Counter(f["line_gbps"] for f in figs if f.get("line_gbps")).most_common(1)
+        expected = round(nics[0][0] * line[0][0] / 8.0, 2) if nics and line else None
+        basis = (f"{nics[0][0]} NICs per node x {line[0][0]:g} Gb/s / 8 = {expected:g} GB/s; at the limit from "
+                 f"{BUSBW_AT_LIMIT:.0%} of it (domain.BUSBW_AT_LIMIT: the protocol's headers)") if expected else \
+            "unknown: no node reported its NICs' rates"
+        verdicts = {}
+        for index, s in enumerate(self.steps):
+            if s["name"] == "incast":
+                if s["argv"][-1] not in self.plan.nodes:  # a server: its client reports the same transfer
+                    continue
+                gbits = perftest_gbits(self.outputs.get(index, ""))
+                self.evidence("validate.busbw", f"incast to {s['argv'][-1]}", {"average_gbits": gbits},
+                              f"near {line[0][0]:g} Gb/s" if line else "near the line rate", s.get("output") or "")
+                continue
+            run = nccl_tests_run(self.outputs.get(index, ""), s.get("output") or s["name"])
+            if run is None:
+                continue
+            for row in run["table"]:
+                busbw = max(h["busbw"] for h in (row["out_of_place"], row["in_place"]) if h)
+                ratio, _ = busbw_verdict(busbw, expected)
+                self.evidence("validate.busbw", f"{s['name']} busbw at {row['size']} B",
+                              {"busbw_gbs": busbw, "ratio": ratio}, f"{expected:g} GB/s" if expected else "unknown",
+                              s.get("output") or "")
+            for failure in run["failures"]:
+                self.unsure("validate.busbw", f"{s['name']}: {failure}")
+            ratio, verdict = busbw_verdict(run["peak_busbw_large"], expected)
+            verdicts[s["name"]] = {"peak_busbw_gbs": run["peak_busbw_large"], "expected_gbs": expected, "ratio": ratio,
+                                   "verdict": verdict}
+        main = verdicts.get("all_reduce_perf", {"verdict": "unmeasured"})
+        outcome = {"at_limit": "no", "below": "yes"}.get(main["verdict"], "unknown")
+        self.step("validate.busbw", "No all_reduce_perf busbw shortfall against NICs x line rate", outcome,
+                  f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}", verdicts or None)
+        return main["verdict"]
+
+    def flow(self) -> None:
+        records = {n: {"numbers": p["numbers"], "flow": p["flow"]} for n, p in self.peak.items()}
+        found = {p["cause"]: p for p in patterns(records)}
+        loss = found.get("roce_packet_loss")
+        self.step("validate.loss", "No packet loss under load", "yes" if loss else "no",
+                  loss["summary"] if loss else "transport and port loss counters stayed flat", loss and loss["ports"])
+        if loss:
+            self.counter_rows("validate.loss", loss["nodes"], "loss_rate", "loss", "0 per second")
+            self.finding("roce_packet_loss", "validate.loss", {"nodes": loss["nodes"], "ports": loss["ports"]},
+                         loss["summary"] + " Loss under load collapses RoCE throughput (go-back-N retransmission).",
+                         [f"Check PFC on the RoCE priority and the switch buffer drops on the ports of {listed(loss['nodes'])}."])
+        storm = found.get("pfc_pause_storm")
+        self.step("validate.pause", "No PFC pause cascade under load", "yes" if storm else "no",
+                  storm["summary"] if storm else "pause frames did not rise on most nodes", storm and storm["senders"])
+        if storm:
+            self.counter_rows("validate.pause", storm["nodes"], "pause_tx_rate", None, "pause frames rare under load")
+            for node in storm["senders"][:3]:
+                share = self.peak[node]["numbers"].get("pause_tx_share")
+                if share is not None:
+                    self.evidence("validate.pause", "pause_tx_share", {"node": node, "counter": "tx_prioN_pause_duration",
+                                  "share": share}, "a small fraction of the time", f"{node}'s bundles")
+            self.finding("pfc_pause_storm", "validate.pause", {"nodes": storm["nodes"], "root": storm["senders"][0]},
+                         storm["summary"] + f" The root is most likely {storm['senders'][0]}: it sends the most pause frames.",
+                         [f"Find why {storm['senders'][0]} cannot drain its receive buffer (a slow receiver: PCIe, "
+                          "host memory, a mismatched buffer setting) before tuning the switches."])
+        if loss or storm:
+            return
+        cnp = [n for n, p in self.peak.items() if p["numbers"].get("cnp_port_rate", 0) > CNP_CONGESTED]
+        self.step("validate.dcqcn", "DCQCN reacts to congestion without loss or storm", "yes" if cnp else "no",
+                  f"CNPs above {CNP_CONGESTED:g}/s on a port of {listed(cnp)}, nothing lost" if cnp else
+                  "congestion notifications stayed low", cnp or None)
+        if cnp:
+            self.counter_rows("validate.dcqcn", cnp, "cnp_port_rate", "cnp", f"under {CNP_CONGESTED:g} per second per port")
+            self.counter_rows("validate.dcqcn", cnp, "ecn_rate", None, "ECN marks: the switch marks before it pauses")
+            self.finding("roce_congestion", "validate.dcqcn", {"nodes": cnp}, CAUSES["roce_congestion"].summary.strip(),
+                         [])
+
+    def credits(self) -> None:
+        ib = [n for n, p in self.peak.items() if "xmit_wait_rate" in p["numbers"]]
+        if not ib:
+            return
+        waiting = [n for n in ib if self.peak[n]["numbers"]["xmit_wait_rate"] > XMIT_WAIT_CONGESTED]
+        self.step("validate.credits", "No credit back-pressure on InfiniBand under load", "yes" if waiting else "no",
+                  f"port_xmit_wait above {XMIT_WAIT_CONGESTED:g} ticks/s on {listed(waiting)}" if waiting else
+                  "port_xmit_wait stayed low", waiting or None)
+        if waiting:
+            self.counter_rows("validate.credits", waiting, "xmit_wait_rate", "xmit_wait",
+                              f"under {XMIT_WAIT_CONGESTED:g} ticks per second")
+            self.finding("ib_congestion", "validate.credits", {"nodes": waiting}, CAUSES["ib_congestion"].summary.strip(), [])
+
+    def stragglers(self) -> None:
+        title = "No node is off its peers under load (median and MAD)"
+        if len(self.peak) < 3:
+            self.step("validate.stragglers", title, "unknown", "fewer than three nodes sampled: no median to compare with")
+            return
+        explained = {c: set((self.found[c][0].value or {}).get("nodes") or []) for c in self.found}
+        odd = [o for o in outliers({n: {"numbers": p["numbers"]} for n, p in self.peak.items()})
+               if not any(o["node"] in nodes for nodes in explained.values())]
+        by_node: dict[str, list[str]] = {}
+        for o in odd:
+            by_node.setdefault(o["node"], []).append(f"{METRICS[o['metric']][0]} {o['value']:g} (median {o['median']:g})")
+            self.evidence("validate.stragglers", o["metric"], {"node": o["node"], "counter": o["metric"],
+                          "rate": o["value"]}, f"near the median {o['median']:g} (MAD {o['mad']:g})", "rounds under load")
+        means = "; ".join(f"{n}: {', '.join(v)}" for n, v in by_node.items())
+        self.step("validate.stragglers", title, "yes" if by_node else "no", means or "every node sits near the median", by_node or None)
+        if by_node:
+            self.finding("straggler_node", "validate.stragglers", {"nodes": list(by_node)},
+                         f"{listed(by_node)} {'is' if len(by_node) == 1 else 'are'} measurably off the others under load: "
+                         f"{means}. Every collective waits for the slowest rank.",
+                         [f"Drain {listed(by_node)} and diagnose it alone (allreduce-doctor on that node)."])
+
+    def finish(self, busbw: str, context: dict) -> dict:
+        for cause in sorted(self.found, key=ORDER.index):
+            finding, summary, fix = self.found[cause]
+            self.d.findings.append(finding)
+            self.d.remediation += [{"step": text, "owner": finding.owner} for text in fix]
+            self.d.remediation += [{"step": text, "owner": finding.owner} for text in CAUSES[cause].remediation]
+            self.d.verification += [v for v in CAUSES[cause].verification if v not in self.d.verification]
+            if self.d.root_cause is None:
+                self.d.root_cause = {"id": cause, "title": finding.title, "severity": finding.severity,
+                                     "owner": finding.owner, "summary": summary, "node": finding.node}
+        if self.d.findings:
+            self.d.verdict = FAULT
+            self.d.verification.append("allreduce-doctor validate again: loss and pause counters flat, busbw at the limit")
+        elif busbw == "at_limit" and not self.d.inconclusive:
+            info = CAUSES["expected_hardware_limit"]
+            self.d.healthy = {"id": info.id, "title": info.title, "summary": info.summary.strip(),
+                              "next_steps": list(info.next_steps), "node": "validate.busbw"}
+        else:
+            self.d.verdict = INCONCLUSIVE
+            if busbw == "below":
+                self.unsure("validate.busbw", "busbw is below NICs x line rate but no counter shows loss, pauses or "
+                            "congestion: diagnose each node alone (allreduce-doctor fleet) and check NCCL's transport")
+            elif busbw != "at_limit":
+                self.unsure("validate.busbw", "no all_reduce_perf result to compare with the hardware")
+        self.d.context = {"host": fold(self.plan.nodes), "fabric": _fabric(self.peak), **context}
+        data = self.d.to_dict()
+        affected = {n for f in self.d.findings for n in ((f.value or {}).get("nodes") or [])}
+        data["fleet"] = {"nodes_checked": len(self.answered), "nodes_affected": [n for n in self.plan.nodes if n in affected],
+                         "settings": [], "outliers": [], "patterns": [], "per_node": {}}  # what exporters read of a fleet
+        data["validate"] = {"plan": self.plan.to_dict(), "rounds_under_load": len(self.loaded),
+                            "nodes_sampled": sorted(self.answered), "steps": self.steps}
+        return data
+
+
+def _fabric(peak: dict[str, dict]) -> str | None:
+    fabrics = {p.get("fabric") for p in peak.values()} - {None}
+    return fabrics.pop() if len(fabrics) == 1 else ("mixed" if fabrics else None)
+
+
+def judge(plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str], context: dict) -> dict:
+    """The Diagnosis of one validate run, as JSON-ready data (see the module docstring)."""
+    j = _Judge(plan, rounds, steps, outputs)
+    j.launched()
+    j.sampled()
+    busbw = j.bandwidth()
+    j.flow()
+    j.credits()
+    j.stragglers()
+    return j.finish(busbw, context)

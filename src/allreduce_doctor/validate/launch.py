@@ -1,0 +1,86 @@
+"""Run the plan's steps through the site's launcher, one at a time, inside the wall-clock cap.
+
+Each step runs through hosts/live.py's run_bounded (argv list, no shell, its own process group,
+bounded output): at the cap, or on Ctrl-C (KeyboardInterrupt unwinds through it), the launcher's
+whole process group is killed; srun's --kill-on-bad-exit and the loss of srun end the step's tasks
+on the nodes. Incast pairs (a server and its client) run side by side, each in its own thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from allreduce_doctor.validate.plan import Step
+
+STEPS_DIR = "steps"
+# What a launcher needs from the caller's environment: Slurm's allocation (srun runs inside it),
+# Open MPI / PMIx wiring, and the library paths the benchmarks link against.
+LAUNCHER_ENV_PREFIXES = ("SLURM_", "OMPI_", "PMIX_", "PMI_", "PRTE_", "UCX_", "NCCL_", "CUDA_", "HWLOC_")
+LAUNCHER_ENV_NAMES = ("LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME")
+
+
+@dataclass
+class StepResult:
+    name: str
+    argv: list[str]
+    rc: int | None
+    timed_out: bool
+    seconds: float
+    output: str  # the step's stdout and stderr, as a file relative to the record
+    error: str = ""  # could not start: "not found", "permission denied"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def launcher_env(environ: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k.startswith(LAUNCHER_ENV_PREFIXES) or k in LAUNCHER_ENV_NAMES}
+
+
+def run_step(step: Step, index: int, root: Path, timeout: float) -> StepResult:
+    from allreduce_doctor.hosts.live import run_bounded
+
+    began = time.monotonic()
+    result = run_bounded(list(step.argv), max(timeout, 0.1), extra_env=launcher_env(dict(os.environ)))
+    name = f"{index:02d}-{step.name}.out"
+    folder = root / STEPS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(result.stdout + ("\n" + result.stderr if result.stderr else ""), encoding="utf-8")
+    return StepResult(step.name, list(step.argv), result.rc, result.timed_out, round(time.monotonic() - began, 3),
+                      f"{STEPS_DIR}/{name}", result.error)
+
+
+def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None) -> list[StepResult]:
+    """Every step in order (incast pairs together), each given what is left of `max_seconds`."""
+    deadline = time.monotonic() + max_seconds
+    results: list[StepResult] = []
+    groups: list[list[tuple[int, Step]]] = []
+    for index, step in enumerate(steps):
+        if step.name == "incast" and groups and groups[-1][0][1].name == "incast":
+            groups[-1].append((index, step))
+        else:
+            groups.append([(index, step)])
+    for group in groups:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            results += [StepResult(s.name, list(s.argv), None, True, 0.0, "", "not started: the wall-clock cap was reached")
+                        for _, s in group]
+            continue
+        if on_step is not None:
+            on_step(group[0][1].name)
+        if len(group) == 1:
+            results.append(run_step(group[0][1], group[0][0], root, left))
+            continue
+        done: dict[int, StepResult] = {}
+        threads = [threading.Thread(target=lambda i=i, s=s: done.__setitem__(i, run_step(s, i, root, left)), daemon=True)
+                   for i, s in group]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        results += [done[i] for i, _ in group if i in done]
+    return results

@@ -1,0 +1,27 @@
+"""The benchmarks' output, read through the project's parsers: the one door validate uses, so the
+nccl-tests parser can move (evidence/tests_table.py today) by changing one import here."""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.evidence.tests_table import TestsLog
+
+# perftest's result line (perftest src/perftest_parameters.c, REPORT_FMT with --report_gbits):
+#  #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+#  65536      1000           97.52              97.48                0.185927
+PERFTEST_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+
+
+def nccl_tests_run(text: str, where: str) -> dict | None:
+    """The main run in an nccl-tests output (evidence/tests_table.py's summary), or None."""
+    log = TestsLog()
+    for number, line in enumerate(text.splitlines(), 1):
+        log.feed(line, f"{where}:{number}")
+    return log.summary()["main"]
+
+
+def perftest_gbits(text: str) -> float | None:
+    """The average bandwidth (Gb/s) of an ib_write_bw run printed with --report_gbits."""
+    rows = [m for m in map(PERFTEST_ROW.match, text.splitlines()) if m]
+    return float(rows[-1].group(4)) if rows else None

@@ -1,0 +1,186 @@
+"""A real validate run on the fakes: fake srun and nccl-tests, FakeHosts per node whose counters
+move as each scenario says. Each run gives the expected Diagnosis, and its record replays to the
+same Diagnosis through `diagnose --snapshot DIR` and `fleet --snapshots DIR`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from allreduce_doctor.cli import build_parser, main
+from allreduce_doctor.validate.run import plan_from_args, run_validate
+from allreduce_doctor.validate.watch import HostSampler
+from tests.validate import fakes
+from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
+
+
+class ReusingSampler(HostSampler):
+    """HostSampler that records each node's idle and loaded model once and copies the bundle into
+    later rounds (the same model gives the same bundle; recording is the slow part of a test)."""
+
+    def __init__(self, hosts_for, interval):
+        super().__init__(hosts_for, interval)
+        self.made: dict[tuple, Path] = {}
+
+    def sample(self, folder, index, step):
+        hosts = self.hosts_for(index, step)
+        reuse = {n: self.made[(n, step is None)] for n, h in hosts.items()
+                 if not isinstance(h, str) and (n, step is None) in self.made}
+        fresh = {n: h for n, h in hosts.items() if n not in reuse}
+        bundles, failed = HostSampler(lambda i, s: fresh, self.interval).sample(folder, index, step)
+        for node, path in bundles.items():
+            self.made[(node, step is None)] = path
+        for node, path in reuse.items():
+            bundles[node] = Path(shutil.copyfile(path, folder / path.name))
+        return {n: bundles[n] for n in hosts if n in bundles}, failed
+
+
+def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
+    scenario = SCENARIOS[name]
+    scenario.release = tmp_path / "release"
+    bindir = fakes.install(tmp_path / "bin", {"busbw": scenario.busbw, "until": str(scenario.release),
+                                              "expanded": ",".join(NODES), **scenario.fake})
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    args = build_parser().parse_args(["validate", "--nodes", "gpu[01-04]", "--nccl-tests", str(bindir), "--yes",
+                                      "--interval", "0.5", "--benchmarks", "all_reduce_perf", *extra])
+    make_plan, _ = plan_from_args(args)
+    if max_seconds:
+        make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
+    root = tmp_path / "record"
+    root.mkdir()
+    data = run_validate(make_plan, ReusingSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
+    return data, root
+
+
+def replayed(capsys, *argv):
+    main(list(argv))
+    return json.loads(capsys.readouterr().out)
+
+
+def cause(data):
+    return (data.get("root_cause") or {}).get("id")
+
+
+def test_lossy_roce_names_the_lossy_nodes(tmp_path, monkeypatch, capsys):
+    data, root = run_scenario("lossy", tmp_path, monkeypatch)
+    assert data["verdict"] == "fault" and cause(data) == "roce_packet_loss"
+    assert data["findings"][0]["value"] == {"nodes": ["gpu02", "gpu03"],
+                                            "ports": {"gpu02": ["enp77s0np0"], "gpu03": ["enp187s0np0"]}}
+    rows = [e for e in data["evidence"] if e["node"] == "validate.loss"]
+    assert [r["observed"]["node"] for r in rows] == ["gpu02", "gpu03"]
+    assert rows[0]["observed"]["share"] == "2 of 2 rounds under load"
+    assert replayed(capsys, "diagnose", "--snapshot", str(root), "--format", "json") == data
+    assert replayed(capsys, "fleet", "--snapshots", str(root), "--format", "json") == data
+
+
+def test_pause_cascade_names_the_slow_receiver(tmp_path, monkeypatch):
+    data, _ = run_scenario("pause_cascade", tmp_path, monkeypatch)
+    assert cause(data) == "pfc_pause_storm"
+    assert data["findings"][0]["value"] == {"nodes": NODES, "root": "gpu03"}
+    share = next(e for e in data["evidence"] if e["fact"] == "pause_tx_share")
+    assert share["observed"] == {"node": "gpu03", "counter": "tx_prioN_pause_duration", "share": 0.23}
+
+
+def test_healthy_dcqcn_is_congestion_not_loss(tmp_path, monkeypatch):
+    data, _ = run_scenario("dcqcn", tmp_path, monkeypatch, "--incast", "gpu01")
+    assert [f["cause"] for f in data["findings"]] == ["roce_congestion"]
+    incast = [(e["fact"], e["observed"]) for e in data["evidence"] if e["fact"].startswith("incast")]
+    assert incast == [("incast to gpu01", {"average_gbits": 97.48})] * 3  # gpu02..gpu04 -> gpu01, side by side
+    assert [s["name"] for s in data["validate"]["steps"]] == ["all_reduce_perf"] + ["incast"] * 6
+    assert data["findings"][0]["severity"] == "minor"
+    assert next(p for p in data["path"] if p["node"] == "validate.loss")["outcome"] == "no"
+
+
+def test_ib_credit_backpressure(tmp_path, monkeypatch):
+    data, _ = run_scenario("ib_backpressure", tmp_path, monkeypatch)
+    assert [f["cause"] for f in data["findings"]] == ["ib_congestion"]
+    assert data["findings"][0]["value"] == {"nodes": NODES}
+    assert data["context"]["fabric"] == "ib"
+
+
+def test_at_the_hardware_limit_is_healthy(tmp_path, monkeypatch, capsys):
+    data, root = run_scenario("at_limit", tmp_path, monkeypatch, "--launcher", "srun --ntasks-per-node={ranks_per_node}")
+    assert data["validate"]["steps"][0]["argv"][:2] == ["srun", "--ntasks-per-node=8"]  # the template, filled
+    assert data["verdict"] == "healthy" and data["healthy"]["id"] == "expected_hardware_limit"
+    busbw = next(p for p in data["path"] if p["node"] == "validate.busbw")
+    assert busbw["value"]["all_reduce_perf"] == {"peak_busbw_gbs": 371.82, "expected_gbs": 400.0, "ratio": 0.93,
+                                                 "verdict": "at_limit"}
+    assert busbw["means"].startswith("at_limit: peak 371.82 GB/s against 8 NICs per node x 400 Gb/s / 8 = 400 GB/s")
+    assert replayed(capsys, "fleet", "--snapshots", str(root), "--format", "json") == data
+
+
+def test_one_straggler_node(tmp_path, monkeypatch):
+    data, _ = run_scenario("straggler", tmp_path, monkeypatch)
+    assert cause(data) == "straggler_node"
+    assert data["findings"][0]["value"] == {"nodes": ["gpu04"]}
+    row = next(e for e in data["evidence"] if e["node"] == "validate.stragglers")
+    assert row["observed"] == {"node": "gpu04", "counter": "link_rate_gbps", "rate": 200.0}
+
+
+def test_a_launcher_that_fails_is_inconclusive_with_its_words(tmp_path, monkeypatch):
+    data, root = run_scenario("launcher_fails", tmp_path, monkeypatch)
+    assert data["verdict"] == "inconclusive"
+    assert {"node": "validate.launch", "reason": "all_reduce_perf: exit 1"} in data["inconclusive"]
+    assert "Requested node configuration is not available" in (root / "steps" / "00-all_reduce_perf.out").read_text()
+
+
+def test_a_launcher_that_hangs_is_stopped_at_the_cap(tmp_path, monkeypatch):
+    data, _ = run_scenario("launcher_hangs", tmp_path, monkeypatch, max_seconds=3)
+    assert data["verdict"] == "inconclusive"
+    assert {"node": "validate.launch", "reason": "all_reduce_perf: stopped at the wall-clock cap"} in data["inconclusive"]
+    assert data["validate"]["steps"][0]["timed_out"] is True and data["validate"]["steps"][0]["seconds"] < 6
+
+
+def test_a_node_that_drops_out_mid_run(tmp_path, monkeypatch):
+    data, _ = run_scenario("node_drops_out", tmp_path, monkeypatch)
+    assert data["verdict"] == "inconclusive"
+    assert data["inconclusive"] == [{"node": "validate.watch", "reason": f"gpu04: gave no sample from round 2 on ({DROPPED})"}]
+
+
+def test_busy_nodes_are_refused(tmp_path, monkeypatch):
+    from allreduce_doctor.errors import DoctorError
+    from tests.scenarios import nodes as N
+    from tests.scenarios.build import fake_host
+
+    bindir = fakes.install(tmp_path / "bin", {"busbw": 1.0})
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    args = build_parser().parse_args(["validate", "--nodes", "gpu[01-02]", "--nccl-tests", str(bindir), "--yes"])
+    make_plan, _ = plan_from_args(args)
+    sampler = HostSampler(lambda i, s: {"gpu01": fake_host(N.Node("roce")), "gpu02": fake_host(N.Node("roce", job=False))}, 1.0)
+    with pytest.raises(DoctorError) as err:
+        run_validate(make_plan, sampler, tmp_path, False, 0.5)
+    assert str(err.value) == ("gpu01 already runs an NCCL job: validate would disturb it and be disturbed by it; "
+                              "drain the nodes, or give --allow-busy")
+
+
+def test_ctrl_c_kills_the_launcher_and_keeps_the_record(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from allreduce_doctor.validate.record import load_record
+
+    def press_ctrl_c(index, step):
+        if index == 2:  # the benchmark hangs under watch: the user presses Ctrl-C
+            os.kill(os.getpid(), signal.SIGINT)
+        return SCENARIOS["launcher_hangs"].hosts_for(index, step)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario("launcher_hangs", tmp_path, monkeypatch, hosts_for=press_ctrl_c)
+    record = load_record(tmp_path / "record")
+    assert record["interrupted"] is True and record["steps"] == []
+    assert [r["step"] for r in record["rounds"]] == [None, "all_reduce_perf", "all_reduce_perf"]
+    fakes_running = [pid for pid in os.listdir("/proc") if pid.isdigit() and _runs_from(pid, tmp_path / "bin")]
+    assert fakes_running == []  # the launcher's whole process group is gone
+
+
+def _runs_from(pid: str, folder) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return str(folder).encode() in fh.read()
+    except OSError:
+        return False
