@@ -3,10 +3,13 @@ so that `--help` and `--version` stay fast (no textual, no networkx)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from allreduce_doctor import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (2 ms of --version)
+if TYPE_CHECKING:
+    import argparse
 # Commands that live in their own package: module with add_parser(subparsers) and run(args) -> int.
 # Those modules import only argparse-level code, so --help stays fast.
 PLUGIN_COMMANDS = {
@@ -47,7 +50,29 @@ def _plugin(name: str):
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _CommandList:
+    """Stands in for the subparsers action when only the command list is shown (top-level
+    --help): each command gets its name and help line, its own arguments are never built."""
+
+    def __init__(self, sub):
+        self.sub = sub
+
+    def add_parser(self, name: str, help: str | None = None, **_ignored):  # noqa: A002 - argparse's name
+        self.sub.add_parser(name, help=help)
+        return _Ignored()
+
+
+class _Ignored:
+    """A parser whose arguments nobody will read: every call is accepted and dropped."""
+
+    def __getattr__(self, _name: str):
+        return lambda *args, **kwargs: self
+
+
+def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
+    """The whole parser; `commands_only`: just enough for the top-level --help (same text)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="allreduce-doctor",
         description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
@@ -57,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if commands_only:
+        sub = _CommandList(sub)
 
     diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)")
     _diagnose_args(diag)
@@ -88,10 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # before argparse: building every parser would triple the time
+        print(f"allreduce-doctor {__version__}")
+        return 0
     implicit = not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"))
     if implicit:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
-    args = build_parser().parse_args(argv)
+    args = build_parser(commands_only=argv in (["--help"], ["-h"])).parse_args(argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
     from allreduce_doctor.status import run_guarded
 

@@ -6,17 +6,26 @@
 
 Modules: causes (the catalogue), model, loader (schema; YAML with locations is
 allreduce_doctor.yamlsrc), cond_* + conditions (the safe condition language, see CONDITIONS.md),
-graph (networkx checks), render (DOT / Mermaid), walk, diagnosis. Did-you-mean hints come from
+graph (networkx checks, imported only to validate), render (DOT / Mermaid), walk, diagnosis. Did-you-mean hints come from
 allreduce_doctor.suggest.
 """
 
 from .causes import CAUSES, CauseInfo
 from .conditions import UNKNOWN, Condition, Evaluation, compile_condition, evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from .graph import build_set, to_dot, to_mermaid
 from .loader import load_runbook_text, load_runbooks, parse_runbook
 from .model import CauseLeaf, Check, HealthyLeaf, Location, Outcome, Question, Runbook, RunbookSet
+from .render import to_dot, to_mermaid
 from .walk import walk
+
+
+def __getattr__(name: str):
+    """build_set on first use: it imports networkx, which only validation needs."""
+    if name == "build_set":
+        from .graph import build_set
+
+        return build_set
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CAUSES", "CauseInfo", "CauseLeaf", "Check", "Condition", "Diagnosis", "Evaluation", "EvidenceRow",

@@ -139,7 +139,16 @@ class Runbook:
 class RunbookSet:
     runbooks: dict[str, Runbook]  # in load order
     root: str
-    graph: "nx.DiGraph"
+    built_graph: "nx.DiGraph | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def graph(self) -> "nx.DiGraph":
+        """The networkx graph, built on first use: a set from the knowledge cache walks without it."""
+        if self.built_graph is None:
+            from .graph import build_graph
+
+            self.built_graph = build_graph(self.runbooks)
+        return self.built_graph
 
     @property
     def entry(self) -> str:

@@ -39,7 +39,7 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
-    for _ in range(len(rs.graph) + 1):
+    for _ in range(len(rs.nodes()) + 1):  # a path visits each node once at most
         node = rs.node(key)
         if node.runbook not in entered:
             entered.append(node.runbook)
