@@ -63,14 +63,12 @@ def decide(node: Check | Question, facts: FactSource, answers: dict[str, str]) -
     ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
     outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
     obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
-    if ev.witnesses:
-        value: Any = json_safe(ev.witnesses)
-    else:
-        value = {ref: json_safe(v) for ref, v in ev.facts_used.items()}
+    used = {ref: json_safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
+    value: Any = json_safe(ev.witnesses) if ev.witnesses else used
     step = Step(node.key, "check", node.title, outcome, node.outcomes[outcome].means, value,
                 [_fact_row(ref, obs) for ref, obs in obs_of.items()])
     evidence = [
-        EvidenceRow(node.key, ref, json_safe(ev.facts_used[ref]), node.expected, obs.source, obs.status, obs.reason)
+        EvidenceRow(node.key, ref, used[ref], node.expected, obs.source, obs.status, obs.reason)
         for ref, obs in obs_of.items()
     ]
     reason = ""
