@@ -19,7 +19,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +142,8 @@ def read(key: str, extra: tuple[type, ...] = (), path: Path | None = None) -> An
 
 def write(key: str, value: Any, path: Path | None = None) -> bool:
     """Store `value` under `key` (atomically); False when the cache dir is not writable."""
+    import tempfile  # here: a hit never writes, and tempfile is a costly import
+
     path = path or cache_dir() / FILE_NAME
     try:
         payload = json.dumps(encode(value), separators=(",", ":")).encode()
