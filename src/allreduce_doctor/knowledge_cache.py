@@ -31,9 +31,18 @@ class CacheMiss(Exception):
     """The cache cannot be used (absent, stale, tampered, undecodable); the caller loads fully."""
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "allreduce-doctor"
+def cache_dir() -> Path | None:
+    """$XDG_CACHE_HOME/allreduce-doctor, else ~/.cache/allreduce-doctor; None when neither is an
+    absolute path (the XDG spec ignores a relative one; no home: nowhere to cache)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "allreduce-doctor" if os.path.isabs(base) else None
+
+
+def _default_file() -> Path | None:
+    folder = cache_dir()
+    return folder / FILE_NAME if folder is not None else None
 
 
 def cache_key(data_files: list[Path]) -> str:
@@ -124,7 +133,9 @@ def decode(value: Any, classes: dict[str, type]) -> Any:
 def read(key: str, extra: tuple[type, ...] = (), path: Path | None = None) -> Any:
     """The decoded payload stored under `key` (the whitelisted dataclasses and `extra`); CacheMiss
     when it cannot be trusted."""
-    path = path or cache_dir() / FILE_NAME
+    path = path or _default_file()
+    if path is None:
+        raise CacheMiss("no cache dir")
     try:
         raw = path.read_bytes()
         header_line, _, payload = raw.partition(b"\n")
@@ -144,7 +155,9 @@ def write(key: str, value: Any, path: Path | None = None) -> bool:
     """Store `value` under `key` (atomically); False when the cache dir is not writable."""
     import tempfile  # here: a hit never writes, and tempfile is a costly import
 
-    path = path or cache_dir() / FILE_NAME
+    path = path or _default_file()
+    if path is None:
+        return False
     try:
         payload = json.dumps(encode(value), separators=(",", ":")).encode()
         header = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()}).encode()

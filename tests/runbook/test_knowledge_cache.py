@@ -117,3 +117,15 @@ def test_the_cached_knowledge_is_the_checked_knowledge(tmp_path):
     assert cached.runbooks.root == checked.runbooks.root
     assert set(cached.runbooks.graph.edges) == set(checked.runbooks.graph.edges)  # rebuilt on demand
     assert _shipped().runbook_hash == checked.runbook_hash
+
+
+def test_a_relative_xdg_cache_home_is_ignored_and_no_home_means_no_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert knowledge_cache.cache_dir() == tmp_path / ".cache" / "allreduce-doctor"
+    monkeypatch.setenv("HOME", "")
+    monkeypatch.setattr(os.path, "expanduser", lambda p: p)
+    assert knowledge_cache.cache_dir() is None
+    assert knowledge_cache.write("k", {"x": 1}) is False
+    with pytest.raises(knowledge_cache.CacheMiss, match="no cache dir"):
+        knowledge_cache.read("k")
