@@ -129,3 +129,13 @@ def test_a_relative_xdg_cache_home_is_ignored_and_no_home_means_no_cache(monkeyp
     assert knowledge_cache.write("k", {"x": 1}) is False
     with pytest.raises(knowledge_cache.CacheMiss, match="no cache dir"):
         knowledge_cache.read("k")
+
+
+def test_runbook_validate_checks_afresh_even_with_a_cache(tmp_path):
+    diagnose_in_child(tmp_path)  # the cache is written
+    script = ("import sys\nfrom allreduce_doctor.cli import main\ncode = main(['runbook', 'validate'])\n"
+              "print(code, 'networkx' in sys.modules)\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines()[-1] == "0 True"
+    assert out.stdout.startswith("ok: 4 runbooks (ib, nccl_log, roce, trunk), ")
