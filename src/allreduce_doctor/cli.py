@@ -3,12 +3,14 @@ so that `--help` and `--version` stay fast (no textual, no networkx)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from allreduce_doctor import __version__
 from allreduce_doctor.status import EXIT_BAD_INPUT, PROG, TOOL_EXIT_HELP, VERDICT_EXIT_HELP
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (2 ms of --version)
+if TYPE_CHECKING:
+    import argparse
 # Commands that live in their own package: module with add_parser(subparsers) and run(args) -> int.
 # Those modules import only argparse-level code, so --help stays fast.
 PLUGIN_COMMANDS = {
@@ -19,7 +21,6 @@ PLUGIN_COMMANDS = {
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
-RAW = argparse.RawDescriptionHelpFormatter
 
 DIAGNOSE_DESCRIPTION = """\
 Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,
@@ -74,7 +75,29 @@ def _plugin(name: str):
         raise
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _CommandList:
+    """Stands in for the subparsers action when only the command list is shown (top-level
+    --help): each command gets its name and help line, its own arguments are never built."""
+
+    def __init__(self, sub):
+        self.sub = sub
+
+    def add_parser(self, name: str, help: str | None = None, **_ignored):  # noqa: A002 - argparse's name
+        self.sub.add_parser(name, help=help)
+        return _Ignored()
+
+
+class _Ignored:
+    """A parser whose arguments nobody will read: every call is accepted and dropped."""
+
+    def __getattr__(self, _name: str):
+        return lambda *args, **kwargs: self
+
+
+def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
+    """The whole parser; `commands_only`: just enough for the top-level --help (same text)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="allreduce-doctor",
         description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
@@ -84,15 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if commands_only:
+        sub = _CommandList(sub)
 
     diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)",
-                          description=DIAGNOSE_DESCRIPTION, epilog=DIAGNOSE_EPILOG, formatter_class=RAW)
+                          description=DIAGNOSE_DESCRIPTION, epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _diagnose_args(diag)
 
     collect = sub.add_parser("collect", help="capture a snapshot bundle of this node (read-only)",
                              description="Capture what the probes read on this node (files and command outputs, "
                              "read-only) into a bundle to diagnose later, elsewhere.",
-                             epilog=COLLECT_EPILOG, formatter_class=RAW)
+                             epilog=COLLECT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     collect.add_argument("-o", "--output", required=True, metavar="PATH",
                          help="bundle to write: a directory, or a file ending in .tar.gz, in an existing folder")
     collect.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
@@ -144,12 +169,15 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # before argparse: building every parser would triple the time
+        print(f"allreduce-doctor {__version__}")
+        return 0
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return _unknown_command(argv[0])  # diagnose takes no bare words: a bare word is a command
     implicit = not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"))
     if implicit:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
-    args = _parse(build_parser(), argv)
+    args = _parse(build_parser(commands_only=argv in (["--help"], ["-h"])), argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
     from allreduce_doctor.status import run_guarded
 

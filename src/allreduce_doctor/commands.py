@@ -125,8 +125,9 @@ def cmd_runbook(args) -> int:
     for path in paths:
         if not path.is_file():
             raise DoctorError(f"{path}: no such runbook file")
-    runbooks = (Doctor.from_runbook_files(paths) if paths else Doctor.load()).runbooks
-    if args.runbook_command == "validate":
+    validate = args.runbook_command == "validate"  # checks the files afresh, never trusts the cache
+    runbooks = (Doctor.from_runbook_files(paths) if paths else Doctor.load(validate=validate)).runbooks
+    if validate:
         names = ", ".join(sorted(runbooks.runbooks))
         causes = {getattr(n, "cause", None) for n in runbooks.nodes()} - {None}
         print(f"ok: {len(runbooks.runbooks)} runbooks ({names}), {len(runbooks.nodes())} nodes, "

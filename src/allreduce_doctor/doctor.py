@@ -5,6 +5,10 @@ runbook hash every diagnosis names. Every front end gets it from `Doctor.load()`
 the terminal UI then run many Sessions through the same Doctor. `load_catalogue()` is the probe
 catalogue alone: collecting a node (also on fleet nodes, where networkx is not installed) needs
 no runbooks.
+
+The shipped knowledge is checked once per change, not once per run: `Doctor.load()` reads it from
+the knowledge cache (knowledge_cache.py) when the files are unchanged, so networkx is imported only
+by validation (a cache miss, `runbook validate`, a user's own runbook files).
 """
 
 from __future__ import annotations
@@ -25,12 +29,16 @@ ROOT_RUNBOOK = "trunk"  # the shipped set's first runbook; its branches are pick
 BRANCHES = {"ib": "ib", "roce": "roce"}  # node fabric -> the runbook that checks it
 
 
-@lru_cache(maxsize=1)
-def load_catalogue() -> Catalogue:
-    """The shipped probe catalogue, loaded and cross-checked once."""
-    from allreduce_doctor.probes.spec import load_catalogue as load
+_loaded: dict[str, Catalogue] = {}  # "catalogue": the shipped one, once per process
 
-    return load(probe_files())
+
+def load_catalogue() -> Catalogue:
+    """The shipped probe catalogue, loaded and cross-checked once (or taken from the Doctor's cache)."""
+    if "catalogue" not in _loaded:
+        from allreduce_doctor.probes.spec import load_catalogue as load
+
+        _loaded["catalogue"] = load(probe_files())
+    return _loaded["catalogue"]
 
 
 def files_hash(paths: list[Path]) -> str:
@@ -48,8 +56,11 @@ class Doctor:
     runbook_hash: str
 
     @classmethod
-    def load(cls) -> Doctor:
-        """The shipped knowledge (cached: loaded and checked once per process)."""
+    def load(cls, validate: bool = False) -> Doctor:
+        """The shipped knowledge: from the knowledge cache when its files are unchanged, else
+        loaded and checked (and cached). `validate` always does the full load and checks."""
+        if validate:
+            return _shipped_checked()
         return _shipped()
 
     @classmethod
@@ -67,11 +78,40 @@ class Doctor:
         return set().union(*(self.runbooks.runbooks[i].facts for i in ids if i in self.runbooks.runbooks))
 
 
+def _knowledge_files() -> list[Path]:
+    from allreduce_doctor.runbook.causes import catalogue_path
+
+    return [*probe_files(), *runbook_files(), catalogue_path()]
+
+
 @lru_cache(maxsize=1)
 def _shipped() -> Doctor:
-    from allreduce_doctor.runbook.loader import load_runbooks
+    from allreduce_doctor import knowledge_cache
+    from allreduce_doctor.runbook import causes
 
+    try:
+        key = knowledge_cache.cache_key(_knowledge_files())
+    except OSError:  # a data file unreadable: the full load names it
+        return _shipped_checked()
+    try:
+        stored = knowledge_cache.read(key, extra=(Doctor,))
+        doctor, cause_catalogue = stored["doctor"], stored["causes"]
+        if not isinstance(doctor, Doctor) or not isinstance(doctor.catalogue, Catalogue):
+            raise knowledge_cache.CacheMiss("not a Doctor")
+    except (knowledge_cache.CacheMiss, TypeError, KeyError):
+        doctor = _shipped_checked()
+        knowledge_cache.write(key, {"doctor": doctor, "causes": causes.load_catalogue()})
+        return doctor
+    causes.use_shipped(cause_catalogue)
+    _loaded.setdefault("catalogue", doctor.catalogue)
+    return doctor
+
+
+@lru_cache(maxsize=1)
+def _shipped_checked() -> Doctor:
+    """The full load: parse every file, check the runbook graph (networkx)."""
     from allreduce_doctor.runbook.causes import catalogue_path
+    from allreduce_doctor.runbook.loader import load_runbooks
 
     catalogue = load_catalogue()
     paths = runbook_files()

@@ -6,14 +6,15 @@ install, or PYTHONPATH=src) they are the folders at the repository root.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 
 def data_dir(name: str) -> Path:
-    packaged = resources.files("allreduce_doctor") / "data" / name
+    # The package's own folder, not importlib.resources: importing that costs more than a diagnosis's
+    # walk, and the data is read as plain files anyway (a wheel installs it as allreduce_doctor/data/).
+    packaged = Path(__file__).resolve().parent / "data" / name
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / name
     if checkout.is_dir():
         return checkout

@@ -1,26 +1,23 @@
 """Each node's own diagnosis and its comparison record, from its bundle.
 
 One Doctor (catalogue and runbooks loaded once) and a Session per bundle: the node's diagnosis
-is exactly `allreduce-doctor diagnose --snapshot NODE.tar.gz`. Many nodes are spread over forked worker processes that send back one JSON line per node (no pickle); a
-bundle that cannot be read is reported by name, the rest stand.
+is exactly `allreduce-doctor diagnose --snapshot NODE.tar.gz`. Many nodes are spread over a pool
+of forked workers (pool.py) that send back one JSON line per node (no pickle); a bundle that
+cannot be read, or whose worker died, is reported by name, the rest stand.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import selectors
-import signal
-import sys
 from pathlib import Path
-from typing import Callable, Iterable
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.fleet.pool import available_cores, run_forked, safely
 from allreduce_doctor.fleet.settings import node_record
 from allreduce_doctor.output import write_file
 
 FORK_ABOVE = 16  # fewer nodes than this are diagnosed in this process: forking costs more
-MAX_JOBS = 16
 
 
 def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundle: Path,
@@ -52,64 +49,6 @@ def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundl
     }
 
 
-def _forked(items: list[tuple[str, Path]], work: Callable[[str, Path], dict], jobs: int) -> Iterable[dict]:
-    """Run work(node, bundle) over items in `jobs` forked children; yield each result as it comes."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    children: dict[int, tuple[int, set[str]]] = {}  # read fd -> (pid, nodes not answered yet)
-    for index in range(min(jobs, len(items))):
-        chunk = items[index::jobs]
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child: results as JSON lines, then leave without running the parent's exit code
-            os.close(read_fd)
-            code = 0
-            try:
-                with os.fdopen(write_fd, "w", encoding="utf-8") as out:
-                    for node, bundle in chunk:
-                        out.write(json.dumps(_safely(work, node, bundle), default=str) + "\n")
-            except BaseException:  # noqa: BLE001 - the parent reports the nodes it did not get
-                code = 1
-            os._exit(code)
-        os.close(write_fd)
-        children[read_fd] = (pid, {node for node, _ in chunk})
-    selector = selectors.DefaultSelector()
-    for fd in children:
-        selector.register(fd, selectors.EVENT_READ)
-    partial = dict.fromkeys(children, b"")
-    try:
-        while children:
-            for key, _ in selector.select():
-                fd = key.fd
-                pid, pending = children[fd]
-                data = os.read(fd, 1 << 16)
-                *lines, partial[fd] = (partial[fd] + data).split(b"\n")
-                for line in lines:
-                    result = json.loads(line)
-                    pending.discard(result.get("node"))
-                    yield result
-                if data:
-                    continue
-                selector.unregister(fd)
-                os.close(fd)
-                os.waitpid(pid, 0)
-                del children[fd]
-                for node in sorted(pending):
-                    yield {"node": node, "error": "the diagnosis worker process died"}
-    finally:  # left early (an error, an interrupt): stop the children that are still working
-        for fd, (pid, _) in children.items():
-            os.close(fd)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-
-
-def _safely(work, node: str, bundle: Path) -> dict:
-    try:
-        return work(node, bundle)
-    except Exception as err:  # noqa: BLE001 - one bad bundle must not take the others down
-        return {"node": node, "error": f"cannot diagnose: {type(err).__name__}: {err}"}
-
-
 def analyze(bundles: dict[str, Path], fabric: str = "auto", answers: dict[str, str] | None = None,
             jobs: int | None = None, per_node_dir: Path | None = None, progress=None) -> tuple[dict[str, dict], dict]:
     """({node: result} for every bundle (diagnose_node's dict) in the order of `bundles`,
@@ -123,9 +62,9 @@ def analyze(bundles: dict[str, Path], fabric: str = "auto", answers: dict[str, s
         return diagnose_node(doctor, fabric, dict(answers or {}), node, bundle, per_node_dir)
 
     items = list(bundles.items())
-    jobs = max(1, min(jobs or os.cpu_count() or 1, MAX_JOBS, len(items)))
-    results = (_safely(work, n, b) for n, b in items) if jobs == 1 or len(items) < FORK_ABOVE or not hasattr(os, "fork") \
-        else _forked(items, work, jobs)
+    jobs = max(1, min(jobs or available_cores(), len(items)))
+    results = (safely(work, n, b) for n, b in items) if jobs == 1 or len(items) < FORK_ABOVE or not hasattr(os, "fork") \
+        else run_forked(items, work, jobs)
     done: dict[str, dict] = {}
     for result in results:
         done[result["node"]] = result

@@ -105,11 +105,16 @@ def parse_pci_speed(text: str) -> float:
     return float(m.group(1))
 
 
+# Built once: a RoCE node reads hundreds of GIDs, and parsing the network each time was most of it.
+_GID_CHARS = re.compile(r"[0-9A-Fa-f:.]+", re.ASCII)
+_LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
+
+
 def gid_info(value: str) -> dict:
     """A GID in any IPv6 spelling -> {"gid": 8 full groups, "kind", "ipv4"}."""
     what = "a GID like 'fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8'"
     value = require(value, what).strip()
-    if not re.fullmatch(r"[0-9A-Fa-f:.]+", value, re.ASCII):
+    if not _GID_CHARS.fullmatch(value):
         raise fail(what, value)
     try:
         addr = ipaddress.IPv6Address(value)
@@ -120,7 +125,7 @@ def gid_info(value: str) -> dict:
         kind = "empty"
     elif addr.ipv4_mapped is not None:
         kind, ipv4 = "ipv4", str(addr.ipv4_mapped)
-    elif addr in ipaddress.IPv6Network("fe80::/10"):
+    elif addr in _LINK_LOCAL:
         kind = "link_local"
     else:  # IB subnet-prefix GIDs, routable IPv6
         kind = "global"

@@ -52,11 +52,21 @@ def catalogue_path() -> Path:
     return data_dir("runbooks") / CATALOGUE_FILE
 
 
+_SHIPPED: dict[str, CauseInfo] = {}  # the shipped catalogue when the Doctor's knowledge cache gave it
+
+
+def use_shipped(catalogue: dict[str, CauseInfo]) -> None:
+    """Take the shipped catalogue from the knowledge cache (checked there) instead of parsing it."""
+    _SHIPPED.update(catalogue)
+
+
 @cache
 def load_catalogue(path: Path | None = None) -> dict[str, CauseInfo]:
     """The catalogue at `path` (the shipped one by default), parsed once per process."""
     from .fields import read_text
 
+    if path is None and _SHIPPED:
+        return _SHIPPED
     path = path or catalogue_path()
     return parse_catalogue(read_text(path), str(path))
 

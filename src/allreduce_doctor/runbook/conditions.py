@@ -41,7 +41,6 @@ from . import cond_ast
 from .cond_eval import Evaluator, FactSource
 from .cond_funcs import FUNCTIONS, QUANTIFIERS
 from .cond_lexer import ExprError
-from .cond_parser import parse
 from .tristate import UNKNOWN
 
 __all__ = [
@@ -76,6 +75,8 @@ class Evaluation:
 
 def compile_condition(text: str, known_facts: Iterable[str]) -> Condition:
     """Parse `text`; raises ExprError (a ConditionError) with the column on any problem."""
+    from .cond_parser import parse  # only loading parses: a cached Doctor's conditions are built
+
     expr = parse(text, known_facts)
     return Condition(text, expr, frozenset(cond_ast.walk_facts(expr)))
 

@@ -7,6 +7,7 @@ reads it back. Values taken from observations are made JSON-safe and truncated (
 from __future__ import annotations
 
 import math
+from itertools import islice
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -19,7 +20,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     """A JSON-safe, bounded copy: long lists/mappings/strings cut with a marker, NaN as text."""
     if value is UNKNOWN or value is None:
         return None
-    if isinstance(value, bool) or isinstance(value, int):
+    if isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
@@ -28,15 +29,15 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return "..."
     if isinstance(value, dict):
-        out = {str(k): json_safe(v, depth + 1) for k, v in list(value.items())[:MAX_KEYS]}
+        # islice: a mapping of thousands of counters is cut without listing all of it first
+        out = {str(k): json_safe(v, depth + 1) for k, v in islice(value.items(), MAX_KEYS)}
         if len(value) > MAX_KEYS:
             out["..."] = f"{len(value) - MAX_KEYS} more keys"
         return out
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = list(value)
-        out_list = [json_safe(v, depth + 1) for v in items[:MAX_ITEMS]]
-        if len(items) > MAX_ITEMS:
-            out_list.append(f"... {len(items) - MAX_ITEMS} more")
+        out_list = [json_safe(v, depth + 1) for v in islice(value, MAX_ITEMS)]
+        if len(value) > MAX_ITEMS:
+            out_list.append(f"... {len(value) - MAX_ITEMS} more")
         return out_list
     return json_safe(str(value), depth)
 

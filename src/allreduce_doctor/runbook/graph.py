@@ -1,6 +1,7 @@
 """The runbook set as a networkx DiGraph, and the checks that make it walkable.
 
-Node keys are "runbook.node". build_set() resolves every `next` target (a node of the same
+Node keys are "runbook.node" (the graph itself is built by model.build_graph, on first use for a
+cached set). build_set() resolves every `next` target (a node of the same
 runbook, OTHER_RUNBOOK for its entry, or OTHER_RUNBOOK.node), builds the graph and checks:
 unique runbook ids, every target exists, no cycles (the cycle is named), every node reachable
 from the root runbook's entry, every check/question has all its outcomes, every dead end is a
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 import networkx as nx
 
 from ..errors import RunbookError
-from .model import CauseLeaf, Check, HealthyLeaf, Question, Runbook, RunbookSet
+from .model import CauseLeaf, Check, HealthyLeaf, Question, Runbook, RunbookSet, build_graph
 from .render import to_dot, to_mermaid
 from ..suggest import closest, hint
 
@@ -30,8 +31,7 @@ def build_set(runbooks: Iterable[Runbook], root: str | None = None) -> RunbookSe
     if not by_id:
         raise RunbookError("no runbooks to load")
     _resolve_targets(by_id)
-    graph = build_graph(by_id)
-    rs = RunbookSet(by_id, _pick_root(by_id, root), graph)
+    rs = RunbookSet(by_id, _pick_root(by_id, root), build_graph(by_id))
     check_graph(rs)
     return rs
 
@@ -52,22 +52,6 @@ def _resolve_targets(by_id: dict[str, Runbook]) -> None:
                 else:
                     pool = [*rb.nodes, *by_id, *qualified]
                     raise outcome.loc.error(f"unknown next target '{target}'", closest(target, pool))
-
-
-def build_graph(by_id: dict[str, Runbook]) -> nx.DiGraph:
-    """Nodes "runbook.node" (attrs: kind, title, runbook, node); edges carry their labels."""
-    graph = nx.DiGraph()
-    for rb in by_id.values():
-        for node in rb.nodes.values():
-            graph.add_node(node.key, kind=node.kind, title=getattr(node, "title", ""), runbook=rb.id, node=node)
-    for rb in by_id.values():
-        for node in rb.nodes.values():
-            for label, outcome in getattr(node, "outcomes", {}).items():
-                if graph.has_edge(node.key, outcome.target):
-                    graph.edges[node.key, outcome.target]["labels"].append(label)
-                else:
-                    graph.add_edge(node.key, outcome.target, labels=[label])
-    return graph
 
 
 def _pick_root(by_id: dict[str, Runbook], root: str | None) -> str:

@@ -140,7 +140,14 @@ class Runbook:
 class RunbookSet:
     runbooks: dict[str, Runbook]  # in load order
     root: str
-    graph: "nx.DiGraph"
+    built_graph: "nx.DiGraph | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def graph(self) -> "nx.DiGraph":
+        """The networkx graph, built on first use: a set from the knowledge cache walks without it."""
+        if self.built_graph is None:
+            self.built_graph = build_graph(self.runbooks)
+        return self.built_graph
 
     @property
     def entry(self) -> str:
@@ -171,3 +178,22 @@ class RunbookSet:
                 out.setdefault(node.answer, [])
                 out[node.answer] += [c for c in node.choices if c not in out[node.answer]]
         return out
+
+
+def build_graph(by_id: dict[str, Runbook]) -> "nx.DiGraph":
+    """Nodes "runbook.node" (attrs: kind, title, runbook, node); edges carry their labels.
+    networkx is imported here, on first use: only validation and drawing need the graph."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for rb in by_id.values():
+        for node in rb.nodes.values():
+            graph.add_node(node.key, kind=node.kind, title=getattr(node, "title", ""), runbook=rb.id, node=node)
+    for rb in by_id.values():
+        for node in rb.nodes.values():
+            for label, outcome in getattr(node, "outcomes", {}).items():
+                if graph.has_edge(node.key, outcome.target):
+                    graph.edges[node.key, outcome.target]["labels"].append(label)
+                else:
+                    graph.add_edge(node.key, outcome.target, labels=[label])
+    return graph

@@ -39,7 +39,7 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
-    for _ in range(len(rs.graph) + 1):
+    for _ in range(len(rs.nodes()) + 1):  # a path visits each node once at most
         node = rs.node(key)
         if node.runbook not in entered:
             entered.append(node.runbook)
@@ -63,14 +63,12 @@ def decide(node: Check | Question, facts: FactSource, answers: dict[str, str]) -
     ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
     outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
     obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
-    if ev.witnesses:
-        value: Any = json_safe(ev.witnesses)
-    else:
-        value = {ref: json_safe(v) for ref, v in ev.facts_used.items()}
+    used = {ref: json_safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
+    value: Any = json_safe(ev.witnesses) if ev.witnesses else used
     step = Step(node.key, "check", node.title, outcome, node.outcomes[outcome].means, value,
                 [_fact_row(ref, obs) for ref, obs in obs_of.items()])
     evidence = [
-        EvidenceRow(node.key, ref, json_safe(ev.facts_used[ref]), node.expected, obs.source, obs.status, obs.reason)
+        EvidenceRow(node.key, ref, used[ref], node.expected, obs.source, obs.status, obs.reason)
         for ref, obs in obs_of.items()
     ]
     reason = ""
@@ -180,14 +178,27 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
     return diag
 
 
+def _reaching_healthy(rs: RunbookSet) -> set[str]:
+    """The nodes from which some healthy end can be reached (a reverse walk over the outcomes; the
+    walk runs without networkx, which only validation loads)."""
+    parents: dict[str, set[str]] = {}
+    for node in rs.nodes():
+        for outcome in getattr(node, "outcomes", {}).values():
+            parents.setdefault(outcome.target, set()).add(node.key)
+    reached = {n.key for n in rs.nodes() if isinstance(n, HealthyLeaf) and n.verdict == HEALTHY}
+    todo = list(reached)
+    while todo:
+        for parent in parents.get(todo.pop(), ()):
+            if parent not in reached:
+                reached.add(parent)
+                todo.append(parent)
+    return reached
+
+
 def _badge(rs: RunbookSet, decisions: list[_Decision], not_applicable: bool) -> None:
     """Each step's badge from where its outcome leads: an outcome from which no healthy end can be
     reached failed the check (n.a. when the node has nothing of NCCL's networking to judge)."""
-    import networkx as nx
-
-    healthy = [k for k, data in rs.graph.nodes(data=True)
-               if isinstance(data.get("node"), HealthyLeaf) and data["node"].verdict == HEALTHY]
-    passing = set(healthy).union(*(nx.ancestors(rs.graph, k) for k in healthy))
+    passing = _reaching_healthy(rs)
     for decision in decisions:
         step = decision.step
         target = rs.node(step.node).outcomes[step.outcome].target
