@@ -35,7 +35,7 @@ def series(family) -> dict[tuple, float]:
 def test_every_scenario_parses_with_the_real_parser(name):
     data, families = metrics(name)
     verdict = series(families["allreduce_doctor_verdict"])
-    assert verdict == {(("verdict", v),): (1.0 if v == data["verdict"] else 0.0) for v in ("fault", "healthy", "inconclusive")}
+    assert verdict == {(("verdict", v),): (1.0 if v == data["verdict"] else 0.0) for v in ("fault", "healthy", "inconclusive", "not_applicable")}
     causes = {dict(k)["cause"] for k in series(families["allreduce_doctor_cause"])} if data["findings"] else set()
     assert causes == {f["cause"] for f in data["findings"]}
     checks = series(families["allreduce_doctor_check"])

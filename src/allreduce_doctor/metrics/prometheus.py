@@ -14,8 +14,8 @@ from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.metrics.port_rates import PORT_METRICS
+from allreduce_doctor.status import VERDICTS  # the verdict words, written once (not_applicable too)
 
-VERDICTS = ("fault", "healthy", "inconclusive")
 # node_exporter's textfile collector reads only files ending in .prom (node_exporter README,
 # "Textfile Collector"), so a temporary name ending in .tmp is never read half-written.
 TEXTFILE_SUFFIX = ".prom"
