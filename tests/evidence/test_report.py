@@ -84,3 +84,17 @@ def test_two_files_and_stdin(tmp_path):
     data = json.loads(proc.stdout)
     assert [f["file"] for f in data["evidence_used"]["files"]] == [str(first), "<stdin>"]
     assert data["evidence_used"]["facts"]["log.env"] == "<stdin>:1"
+
+
+def test_unplaced_lines_shown_back_have_their_secrets_redacted(tmp_path):
+    """Issue 15: a pasted hf_ token, a `--password X` and a secret-named variable in prose were echoed
+    verbatim in the report's "unplaced lines" examples."""
+    secrets = ["hf_abcdefghijklmnopqrstuvwxyzABCDEF12", "hunter2-topsecret", "s3cr3t-value-123"]
+    text = (f"my token is {secrets[0]} please help\n"
+            f"we launch with trainer --password {secrets[1]} on every node\n"
+            f"WANDB_API_KEY={secrets[2]}\n"
+            "h:1:2 [0] NCCL INFO Using network IB\n")
+    report = load_text(tmp_path, text).report
+    shown = json.dumps(report)
+    assert report["files"][0]["unplaced"]["count"] >= 2
+    assert not any(s in shown for s in secrets), shown

@@ -78,7 +78,10 @@ class Examples:
     def add(self, where: str, text: str) -> None:
         self.count += 1
         if len(self.items) < self.limit:
-            self.items.append({"line": where, "text": text[:200]})
+            # a pasted line is shown back in reports and tickets: secrets in it are redacted first
+            from allreduce_doctor.redact import redact_argv, redact_text
+
+            self.items.append({"line": where, "text": redact_text(" ".join(redact_argv(text.split())))[:200]})
 
     def to_dict(self) -> dict:
         return {"count": self.count, "examples": list(self.items)}
