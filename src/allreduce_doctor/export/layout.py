@@ -93,6 +93,12 @@ def _diagnosis(ticket: Ticket, lean: bool = False, bare: bool = False) -> list:
     if rc["summary"]:
         out.append(("para", [T(rc["summary"])]))
     out.append(("para", [B("Confidence: "), T(f"{rc['confidence']} ({rc['confidence_reason']})")]))
+    if ticket.candidates:  # a paste's differential: the likely causes in order, and what tells them apart
+        rows = [[[T(str(i))], [C(c["cause"])], [T(c["confidence"])], [T("; ".join(c["supporting"]) or "-")],
+                 [T("; ".join(c["contradicting"]) or "-")], [T(c["next_step"] or "-")]]
+                for i, c in enumerate(ticket.candidates, 1)]
+        out += [("heading", 2, [T("Candidates")]),
+                ("table", ["#", "cause", "confidence", "for", "against", "next step"], rows)]
     steps = [s for s in ticket.path if not (bare and s["mark"] in PASSED)]
     rows = [[[T(s["mark"])], [T(s["title"])], [T(s["outcome"])]]
             + ([[T("-")], [T("-")]] if lean and s["mark"] in PASSED else [[T(s["means"] or "-")], _value(s["value"])])

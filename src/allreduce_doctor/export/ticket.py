@@ -70,6 +70,7 @@ class Ticket:
     redaction_rules: str = RULES
     bundle: str | None = None  # the snapshot bundle the diagnosis came from (attached on Jira)
     deciding: list[str] = field(default_factory=list)  # the checks whose failure named the cause
+    candidates: list[dict] = field(default_factory=list)  # a paste's ranked causes (cause, confidence, for, against, next)
 
     def to_dict(self) -> dict:
         """JSON-ready: values shown as in the documents; each long value once, whole, under raw
@@ -148,7 +149,9 @@ def _title(verdict: str, cause: str, cause_title: str, where: str, bw: dict | No
 def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
     rc = d.get("root_cause") or {}
     if rc.get("confidence"):
-        return one_line(rc["confidence"], 40), one_line(rc.get("confidence_reason", ""))
+        ranked = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
+        why = rc.get("confidence_reason") or "; ".join(ranked.get("supporting") or []) or "ranked from the pasted evidence"
+        return one_line(rc["confidence"], 40), one_line(why)
     checks = [s for s in d.get("path") or [] if s.get("kind", "check") == "check"]
     blind = [str(s.get("node")) for s in checks if s.get("outcome") == "unknown"]
     if d.get("verdict") == "inconclusive":
@@ -295,6 +298,11 @@ def build_ticket(diagnosis: dict) -> Ticket:
                     "owner": one_line(f.get("owner")), "node": one_line(f.get("node"))}
                    for f in findings if f.get("cause") != cause or verdict != "fault"],
         fleet=fleet,
+        candidates=[{"cause": one_line(f.get("cause")), "confidence": one_line(f.get("confidence")),
+                     "supporting": [one_line(x) for x in f.get("supporting") or []][:4],
+                     "contradicting": [one_line(x) for x in f.get("contradicting") or []][:4],
+                     "next_step": one_line(f.get("next_step") or "")}
+                    for f in findings if f.get("confidence")],
         remediation=[{"step": one_line(r.get("step")), "owner": one_line(r.get("owner") or "-")} for r in d.get("remediation") or []],
         verification=[one_line(v) for v in d.get("verification") or []],
         next_steps=[one_line(s) for s in healthy.get("next_steps") or [] if isinstance(s, str)],
