@@ -22,6 +22,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from allreduce_doctor.status import EXIT_HEALTHY
     from allreduce_doctor.doctor import load_catalogue
     from allreduce_doctor.session import check_interval
     from allreduce_doctor.tui.state import short_path, watch_host
@@ -42,4 +43,4 @@ def run(args: argparse.Namespace) -> int:
     watch.add(ports)
     mode = "1 recorded interval" if args.snapshot else "live"
     sys.stdout.write(render_text(watch, f"allreduce-doctor watch | {label} | {mode} | rates per second over {seconds or args.interval:g}s"))
-    return 0
+    return EXIT_HEALTHY
