@@ -89,3 +89,37 @@ def test_interface_from_the_command_line_names_the_qos_record(tmp_path, capsys):
     qos = facts(tmp_path, text)["net.qos_mlnx"]
     off = [r["name"] for r in qos if not r["pfc_enabled"]]
     assert off == ["enp155s0np0"] and len(qos) == 8
+
+
+def _ibstat(dev_states: list[tuple[str, str, str]]) -> str:
+    return "".join(f"CA '{dev}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.41.1000\n\tPort 1:\n"
+                   f"\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: 400\n\t\tBase lid: 17\n\t\tSM lid: 1\n"
+                   "\t\tLink layer: InfiniBand\n" for dev, state, phys in dev_states)
+
+
+HEALTHY_TABLE = _ibstat([("mlx5_0", "Active", "LinkUp"), ("mlx5_1", "Active", "LinkUp")])
+DOWN_TABLE = _ibstat([("mlx5_0", "Active", "LinkUp"), ("mlx5_1", "Down", "Polling")])
+
+
+def test_two_hosts_tables_never_mix_and_the_report_names_the_other(tmp_path):
+    """Outputs under `root@gpu01:~# ibstat` and `[admin@gpu02 ~]$ ibstat` are two nodes' tables: the
+    node facts are the first host's, whole; the other host is named, not merged in."""
+    text = f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\n[admin@gpu02 ~]$ ibstat\n{DOWN_TABLE}"
+    from tests.evidence.helpers import load_text
+
+    result = load_text(tmp_path, text)
+    ports = next(o.value for o in result.observations if o.fact == "rdma.ports")
+    assert [(p["name"], p["state"]["name"]) for p in ports] == [("mlx5_0/1", "ACTIVE"), ("mlx5_1/1", "ACTIVE")]
+    assert (result.report["node_facts_host"], result.report["hosts_not_read"]) == ("gpu01", ["gpu02"])
+    assert [t.get("host") for t in result.report["tool_outputs"]] == ["gpu01", "gpu02"]
+    # the same tables in the other order (named by ssh): gpu02's down port is the node's
+    result = load_text(tmp_path, f"$ ssh gpu02 ibstat\n{DOWN_TABLE}\n$ ssh gpu01 ibstat\n{HEALTHY_TABLE}")
+    ports = next(o.value for o in result.observations if o.fact == "rdma.ports")
+    assert [(p["name"], p["state"]["name"]) for p in ports] == [("mlx5_0/1", "ACTIVE"), ("mlx5_1/1", "DOWN")]
+    assert result.report["node_facts_host"] == "gpu02"
+    # one host's port table and another host's QoS are not one node: gpu02's mlnx_qos stays out
+    qos = (SCENARIOS / "roce-pfc-off").joinpath("bundle.tar.gz")
+    mlnx = next(b for b in paste_of(qos).split("$ ") if b.startswith("mlnx_qos -i enp155s0np0"))
+    mlnx = mlnx.split("\n", 1)[1]
+    result = load_text(tmp_path, f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# mlnx_qos -i enp155s0np0\n{mlnx}")
+    assert "net.qos_mlnx" not in {o.fact for o in result.observations}

@@ -134,5 +134,17 @@ def report(scanner: Scanner, obs: list[Observation]) -> dict:
         "recognized": dict(sorted(totals.items())),
         "facts": {o.fact: o.source for o in obs},
         "tool_outputs": [{"tool": b["tool"], "lines": b["where"], "parsed": b["error"] is None,
+                          **({"host": b["host"]} if b.get("host") else {}),
                           **({"error": b["error"]} if b["error"] else {})} for b in scanner.blocks[:100]],
+        **_hosts_report(scanner.blocks),
     }
+
+
+def _hosts_report(blocks: list[dict]) -> dict:
+    """Which host's tool outputs became the node facts, when the paste names several."""
+    hosts = node_facts_of.hosts_of(blocks)
+    if len(hosts) < 2:
+        return {}
+    return {"node_facts_host": hosts[0], "hosts_not_read": hosts[1:],
+            "hosts_note": f"the node facts are {hosts[0]}'s tool outputs; paste each other host's "
+                          f"outputs alone to diagnose it ({', '.join(hosts[1:])})"}

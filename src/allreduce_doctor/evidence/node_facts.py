@@ -15,7 +15,10 @@ What each tool tells (and which probe reads the same thing on a node):
                                      kernel.dmesg, kernel.cmdline
   NCCL variables (log lines, exports, launcher -x) -> nccl.env
 A single `ethtool -S` sample has no rate: counter facts stay unknown (two samples decide).
-When several hosts' outputs are pasted, the first block of each tool is the node read here.
+When the paste names the hosts its outputs come from (a shell prompt `root@gpu01:~#` or `ssh gpu01`
+before the command), each host's tables stay apart: the node facts are those of one host (the first
+named), never a mix of two hosts' tables; the report lists the others (`hosts_of_tool_output`).
+Outputs with no host named are taken as the named host's.
 """
 
 from __future__ import annotations
@@ -218,9 +221,25 @@ def nccl_env(env: dict, sources: dict) -> dict:
             "job_found": False, "processes": 0, "conflicts": {}, "pasted": True}
 
 
+def hosts_of(blocks: list[dict]) -> list[str]:
+    """The hosts the pasted tool outputs name, in the order they first appear."""
+    seen: list[str] = []
+    for b in blocks:
+        if b.get("host") and b["host"] not in seen:
+            seen.append(b["host"])
+    return seen
+
+
+def one_host(blocks: list[dict]) -> list[dict]:
+    """The blocks of the first named host (and those naming none): two hosts' tables never mix."""
+    hosts = hosts_of(blocks)
+    return [b for b in blocks if b.get("host") in (None, hosts[0])] if len(hosts) > 1 else blocks
+
+
 def observations(blocks: list[dict], env: dict, env_sources: dict, cmdline: dict | None,
                  dmesg: tuple[list, str] | None) -> list[Observation]:
     """Every node fact the pasted outputs show, as the probe's own Observation."""
+    blocks = one_host(blocks)
     out: dict[str, Observation] = {}
 
     def add(fact: str, value, where: str, tool: str) -> None:

@@ -47,7 +47,10 @@ _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRan
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
 _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
 _TOOL_CMD_RE = re.compile(
-    r"^[\s$#>_*`]*(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
+    # a shell prompt naming its host (`root@gpu01:~# `, `[user@gpu01 ~]$ `) or `ssh [-o X] [user@]HOST `
+    r"^[\s$#>_*`]*(?:\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*)?"
+    r"(?:ssh\s+(?:-\S+\s+(?:\S+\s+)?)*?(?:[\w.-]+@)?(?P<ssh_host>[\w.-]+)\s+)?"
+    r"(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
     r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo)\b.{0,200}$")
 # Quote and comment marks a paste may carry before its text: mail `> `, shell `# `, `// `, bullets.
@@ -109,6 +112,7 @@ class Scanner:
         self._open: tools.Block | None = None
         self._report: FileReport | None = None
         self._iface: str | None = None  # the interface a pasted command named (mlnx_qos -i X)
+        self._host: str | None = None  # the host a pasted command's prompt or ssh named
         self._known_via: list[bytes] = []
         self._seen: set = set()
         self._alert_keys: set = set()
@@ -274,6 +278,8 @@ class Scanner:
         elif (m := _TOOL_CMD_RE.match(text)) is not None:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
+            # the host the output comes from, when the paste says (kept until another one is named)
+            self._host = m.group("prompt_host") or m.group("ssh_host") or self._host
             report.mark("command", lineno)
         elif (quote := _QUOTE_RE.match(text)) is not None and text[quote.end():].strip():
             self.line(text[quote.end():].encode(), lineno)  # the same line without its quote marks
@@ -288,7 +294,7 @@ class Scanner:
             return
         entry = {"tool": block.tool.name, "file": self._report.name, "first": block.first, "last": block.last,
                  "where": f"{self._report.name}:{block.first}" + (f"-{block.last}" if block.last != block.first else ""),
-                 "iface": self._iface, "value": None, "error": None, "lines": None}
+                 "iface": self._iface, "host": self._host, "value": None, "error": None, "lines": None}
         if block.tool.name == "nvidia_smi_nvlink":  # nvlink -s, or only the GPU list of nvidia-smi -L
             entry["links_listed"] = any(line.lstrip().startswith(("Link", "NVML:")) for line in block.lines)
         if block.tool.parser is not None:
