@@ -79,11 +79,11 @@ class _CommandList:
     """Stands in for the subparsers action when only the command list is shown (top-level
     --help): each command gets its name and help line, its own arguments are never built."""
 
-    def __init__(self, sub):
-        self.sub = sub
+    def __init__(self, sub, formatter_class):
+        self.sub, self.formatter_class = sub, formatter_class
 
     def add_parser(self, name: str, help: str | None = None, **_ignored):  # noqa: A002 - argparse's name
-        self.sub.add_parser(name, help=help)
+        self.sub.add_parser(name, help=help, formatter_class=self.formatter_class)
         return _Ignored()
 
 
@@ -94,12 +94,34 @@ class _Ignored:
         return lambda *args, **kwargs: self
 
 
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size's answer without importing shutil (it pulls in bz2 and lzma: 4 ms of --help)."""
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
     """The whole parser; `commands_only`: just enough for the top-level --help (same text)."""
     import argparse
 
+    width = _terminal_columns() - 2  # what argparse.HelpFormatter computes when given no width
+
+    def formatter(prog: str) -> argparse.HelpFormatter:
+        return argparse.HelpFormatter(prog, width=width)
+
     parser = argparse.ArgumentParser(
         prog="allreduce-doctor",
+        formatter_class=formatter,
         description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
         "walk a decision tree, name the root cause with its evidence, fix and verification.",
         epilog=f"{VERDICT_EXIT_HELP} Without a command, runs `diagnose`: on a terminal it opens the terminal UI, "
@@ -108,7 +130,7 @@ def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if commands_only:
-        sub = _CommandList(sub)
+        sub = _CommandList(sub, formatter)
 
     diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)",
                           description=DIAGNOSE_DESCRIPTION, epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
