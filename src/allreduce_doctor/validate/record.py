@@ -18,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.fleet.settings import node_record
 
 RECORD_FILE = "validate.json"
 FORMAT = 1
@@ -76,6 +75,8 @@ def _per_second(value, interval) -> float | None:
 def node_figures(obs, kernel: str | None) -> dict:
     """What the judge needs from one bundle: the fleet's node record (rates, lossy ports, storm
     events) plus ECN marks, pause time share, per-port CNP and xmit_wait, NICs, GPUs, a job."""
+    from allreduce_doctor.fleet.settings import node_record  # lazily: diagnose asks is_record of every bundle
+
     rec = node_record(obs, kernel)
     numbers = dict(rec["numbers"])
     roce = _rows(obs, "roce.counters")
