@@ -10,8 +10,10 @@ Missing evidence never counts as healthy: the walk treats anything but `ok` as u
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+from allreduce_doctor.plaindata import as_plain
 
 OK = "ok"
 NOT_APPLICABLE = "not_applicable"
@@ -35,7 +37,7 @@ class Observation:
         return self.status == OK
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_plain(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Observation":

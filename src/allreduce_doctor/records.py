@@ -6,7 +6,9 @@ bundle format does not depend on the hosts that read and write it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+
+from allreduce_doctor.plaindata import as_plain
 
 # FileResult.status values
 FILE_OK = "ok"
@@ -29,7 +31,7 @@ class FileResult:
         return self.status == FILE_OK
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_plain(self)
 
 
 @dataclass
@@ -47,7 +49,7 @@ class CommandResult:
         return self.rc == 0 and not self.timed_out and not self.error
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_plain(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "CommandResult":
@@ -75,7 +77,7 @@ class ProcessInfo:
     nccl_lib: str = ""  # the libnccl file mapped (its name carries the version: libnccl.so.2.21.5)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_plain(self)
 
 
 @dataclass
@@ -86,4 +88,4 @@ class HostIdentity:
     is_root: bool = False
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_plain(self)

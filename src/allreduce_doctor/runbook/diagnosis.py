@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from itertools import islice
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from allreduce_doctor.plaindata import as_plain
 from .tristate import UNKNOWN
 
 MAX_ITEMS, MAX_KEYS, MAX_TEXT, MAX_DEPTH = 20, 40, 500, 6
@@ -101,7 +102,7 @@ class Diagnosis:
     bandwidth: dict | None = None  # measured busbw vs what the NICs carry (busbw.summary); JSON: top-level, when any
 
     def to_dict(self) -> dict:
-        data = asdict(self)
+        data = as_plain(self)
         bundle, used, warnings = data.pop("bundle"), data.pop("evidence_used"), data.pop("warnings")
         if bundle:
             data["context"]["bundle"] = bundle
