@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import yaml
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.suggest import hint
@@ -36,13 +38,27 @@ _PLAIN_TAGS = {
 }
 
 
-# libyaml's parser (when PyYAML was built with it) composes the same nodes with the same marks,
-# several times faster; construction stays SafeLoader's.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER: type | None = None
 
 
-class LocatedLoader(_SafeBase):
-    """A SafeLoader used only to compose: every node carries start/end marks."""
+def _located_loader() -> type:
+    """A SafeLoader used only to compose: every node carries start/end marks. Built on first use:
+    yaml is imported only when a file is parsed (a run on cached knowledge parses none)."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        # libyaml's parser (when PyYAML was built with it) composes the same nodes with the same
+        # marks, several times faster; construction stays SafeLoader's.
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        _LOADER = type("LocatedLoader", (base,), {"__doc__": _located_loader.__doc__})
+    return _LOADER
+
+
+def __getattr__(name: str):
+    if name == "LocatedLoader":  # the loader class, as `yamlsrc.LocatedLoader`
+        return _located_loader()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -131,7 +147,9 @@ def parse_yaml(text: str, filename: str, error_cls: type[DoctorError] = DoctorEr
     """Compose `text` into located nodes; None for an empty document. Raises error_cls."""
     if len(text) > MAX_BYTES:  # characters: at least as many bytes
         raise error_cls(f"{filename}:1:1: {_size_problem(len(text.encode('utf-8', 'replace')))}")
-    loader = LocatedLoader(text)
+    import yaml
+
+    loader = _located_loader()(text)
     try:
         _check_shape(text, filename, error_cls)
         root = loader.get_single_node()
@@ -149,8 +167,10 @@ def parse_yaml(text: str, filename: str, error_cls: type[DoctorError] = DoctorEr
 
 def _check_shape(text: str, filename: str, error_cls: type[DoctorError]) -> None:
     """Depth and node count from the event stream (no recursion), before composing."""
+    import yaml
+
     depth = count = 0
-    for event in yaml.parse(text, Loader=LocatedLoader):
+    for event in yaml.parse(text, Loader=_located_loader()):
         if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
             continue
@@ -168,6 +188,8 @@ def _check_shape(text: str, filename: str, error_cls: type[DoctorError]) -> None
 
 def _canonical_error(text: str, exc: yaml.MarkedYAMLError) -> yaml.MarkedYAMLError:
     """libyaml words errors differently; re-parse with the pure-Python parser for stable messages."""
+    import yaml
+
     try:
         yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as pure:
@@ -191,6 +213,9 @@ class _Converter:
         self.filename, self.error_cls = filename, error_cls
         self.count = 0
         self.active: set[int] = set()  # ids of nodes being converted (recursive aliases)
+        from yaml.nodes import ScalarNode, SequenceNode
+
+        self.scalar_node, self.sequence_node = ScalarNode, SequenceNode
 
     def loc(self, node: yaml.Node, path: str) -> Location:
         return Location(self.filename, node.start_mark.line + 1, node.start_mark.column + 1, path, self.error_cls)
@@ -204,13 +229,13 @@ class _Converter:
         if node.tag not in _PLAIN_TAGS:
             shown = node.tag.replace("tag:yaml.org,2002:", "!!")
             raise here.error(f"unsupported YAML tag '{shown}'")
-        if isinstance(node, yaml.ScalarNode):
+        if isinstance(node, self.scalar_node):
             return YScalar(here, key_loc, node.value, node.tag, node.style, node.start_mark.index, node.end_mark.index)
         if id(node) in self.active:
             raise here.error("recursive alias")
         self.active.add(id(node))
         try:
-            if isinstance(node, yaml.SequenceNode):
+            if isinstance(node, self.sequence_node):
                 items = [self.convert(item, f"{path}[{i}]", None) for i, item in enumerate(node.value)]
                 return YSeq(here, key_loc, items)
             return self.mapping(node, path, here, key_loc)
@@ -220,7 +245,7 @@ class _Converter:
     def mapping(self, node: yaml.MappingNode, path: str, here: Location, key_loc: Location) -> YMap:
         out = YMap(here, key_loc)
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
+            if not isinstance(key_node, self.scalar_node):
                 raise self.loc(key_node, path).error("a key must be a plain name, not a mapping or list")
             key = key_node.value
             child = key if path == "<document>" else f"{path}.{key}"
@@ -287,14 +312,18 @@ class LocatedList(list):
 def plain(node: YNode | None):
     """The located tree as plain values: Located mappings, LocatedLists, and scalars built by
     SafeLoader's constructors for their resolved tag (str, int, float, bool, None, timestamp)."""
-    return _plain(node, yaml.constructor.SafeConstructor())
+    from yaml.constructor import SafeConstructor
+
+    return _plain(node, SafeConstructor())
 
 
 def _plain(node: YNode | None, build: yaml.constructor.SafeConstructor):
     if node is None:
         return None
     if isinstance(node, YScalar):
-        return build.construct_object(yaml.ScalarNode(node.tag, node.text, style=node.style))
+        from yaml.nodes import ScalarNode
+
+        return build.construct_object(ScalarNode(node.tag, node.text, style=node.style))
     if isinstance(node, YSeq):
         out: Located | LocatedList = LocatedList(_plain(item, build) for item in node.items)
     else:

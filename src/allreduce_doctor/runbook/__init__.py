@@ -10,7 +10,7 @@ graph (networkx checks, imported only to validate), render (DOT / Mermaid), walk
 allreduce_doctor.suggest.
 """
 
-from .causes import CAUSES, CauseInfo
+from .causes import CauseInfo
 from .conditions import UNKNOWN, Condition, Evaluation, compile_condition, evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from .model import CauseLeaf, Check, HealthyLeaf, Location, Outcome, Question, Runbook, RunbookSet
@@ -18,7 +18,8 @@ from .walk import walk
 
 # Loading and drawing resolve on first use: a walk from the knowledge cache needs neither the
 # loader (YAML) nor the graph checks (networkx).
-_LAZY = {"build_set": "graph", "load_runbook_text": "loader", "load_runbooks": "loader", "parse_runbook": "loader",
+# CAUSES too: reading it parses the catalogue unless the Doctor has taken it from the cache first.
+_LAZY = {"CAUSES": "causes", "build_set": "graph", "load_runbook_text": "loader", "load_runbooks": "loader", "parse_runbook": "loader",
          "to_dot": "render", "to_mermaid": "render"}
 
 __all__ = [
