@@ -14,7 +14,7 @@ from typing import Any
 
 from allreduce_doctor.fleet.compare import Comparison, compare
 from allreduce_doctor.fleet.settings import METRICS
-from allreduce_doctor.runbook.causes import CAUSES
+from allreduce_doctor.runbook import causes
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
 
@@ -70,7 +70,8 @@ class _Builder:
     def finding(self, rank: int, cause: str, severity: str, owner: str, step: str, value: Any, summary: str,
                 nodes, fix: list[tuple[str, str]]) -> None:
         """Record a finding; `rank` orders them (lowest first: the root cause)."""
-        title = CAUSES[cause].title if cause in CAUSES else cause
+        catalogue = causes.load_catalogue()  # at use, after the Doctor took it from its cache
+        title = catalogue[cause].title if cause in catalogue else cause
         self.pending.append((rank, Finding(cause, title, severity, owner, step, value), summary, fix))
         self.affected.update(nodes)
 
