@@ -50,3 +50,12 @@ def test_a_container_bridge_is_decided_before_a_filter(tmp_path):
     boot = ("node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.2<0>\n"
             "node2:2:2 [0] NCCL INFO Bootstrap : Using eth0:172.17.0.3<0>\n")
     assert diagnose(tmp_path, boot + TIMEOUT)["root_cause"]["id"] == "container_network_isolation"
+
+
+def test_a_lone_interposer_line_is_a_low_candidate_and_a_hung_init_under_it_is_decided(tmp_path):
+    hami = "[HAMI-core Msg(960:140526578577408:libvgpu.c:873)]: Initializing.....\n"
+    alone = diagnose(tmp_path, hami)
+    assert [(f["cause"], f["confidence"]) for f in alone["findings"]] == [("gpu_sharing_interposer_deadlock", "low")]
+    hung = diagnose(tmp_path, hami + "    ncclCommInitRank (libnccl.so.2)\n")
+    assert (hung["root_cause"]["id"], hung["root_cause"]["node"]) == ("gpu_sharing_interposer_deadlock",
+                                                                     "nccl_log.interposer_hang")

@@ -33,6 +33,9 @@ GENERIC = {"remote_error", "system_error", "cuda_failure", "completion_flush", "
            "out_of_memory"}
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
+# What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line is a
+# low candidate; beside a rank hung in init the runbook decides it).
+CONTEXT = HANG_FRAMES | {"cuda_interposer"}
 # Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
 SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
         "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
@@ -64,7 +67,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for kind, entry in errors.items():
         cands = signatures.candidates().get(kind, ())
         # A kind with a single explanation is decisive; a generic one follows from another failure.
-        weak = kind in GENERIC or kind in HANG_FRAMES
+        weak = kind in GENERIC or kind in CONTEXT
         weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)
         if entry.get("blocking") and not weak:
             blocking = True
