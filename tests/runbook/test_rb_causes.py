@@ -1,12 +1,16 @@
 """The cause catalogue (runbooks/catalogue/causes.yaml): the ids of CAUSES.md, each with its texts once.
 
-Catalogue errors are one located line, asserted word for word like the runbook loader's.
+CAUSES.md's rule is "add, never rename": every id of it stays in the catalogue, in its section;
+an id beyond it is allowed only with its row in docs/causes-added.md (section, why, primary
+source, and a scenario that diagnoses to it). Catalogue errors are one located line, asserted
+word for word like the runbook loader's.
 """
 
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from allreduce_doctor.errors import RunbookError
 from allreduce_doctor.runbook import causes
@@ -30,14 +34,108 @@ def _causes_md() -> dict[str, str]:
     return ids
 
 
-@needs_causes_md
-def test_ids_match_causes_md_exactly():
-    assert set(CAUSES) == set(_causes_md())
+ROOT = Path(__file__).resolve().parents[2]
+ADDED_MD = ROOT / "docs" / "causes-added.md"
+_ROW = re.compile(r"\|\s*`([a-z0-9_]+)`\s*\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
+
+
+def _added_rows(text: str) -> dict[str, dict]:
+    """id -> {section, why, source, scenario} from the table of docs/causes-added.md."""
+    rows = {}
+    for line in text.splitlines():
+        match = _ROW.match(line)
+        if match:
+            section, why, source, scenario = (g.strip() for g in match.groups()[1:])
+            rows[match.group(1)] = {"section": section, "why": why, "source": source, "scenario": scenario}
+    return rows
+
+
+def _scenario_causes() -> dict[str, str]:
+    """scenario name -> the cause it diagnoses to: evidence scenarios and node bundles."""
+    out = {s["name"]: s["cause"] for s in yaml.safe_load((ROOT / "tests/evidence/scenarios.yaml").read_text())}
+    for path in ROOT.glob("tests/fixtures/scenarios/*/expected.yaml"):
+        out[path.parent.name] = (yaml.safe_load(path.read_text()) or {}).get("cause")
+    return out
+
+
+def added_problems(catalogue: dict[str, str], public: dict[str, str], rows: dict[str, dict],
+                   scenarios: dict[str, str]) -> list[str]:
+    """What breaks the rule, one line each: `catalogue` and `public` map id -> section."""
+    problems = [f"{c}: a CAUSES.md id missing from the catalogue (never rename or drop one)"
+                for c in sorted(set(public) - set(catalogue))]
+    problems += [f"{c}: CAUSES.md puts it in '{public[c]}', the catalogue in '{catalogue[c]}'"
+                 for c in sorted(set(public) & set(catalogue)) if public[c] != catalogue[c]]
+    for c in sorted(set(catalogue) - set(public)):
+        row = rows.get(c)
+        if row is None:
+            problems.append(f"{c}: not in CAUSES.md and no row in docs/causes-added.md")
+            continue
+        if row["section"] != catalogue[c]:
+            problems.append(f"{c}: docs/causes-added.md says '{row['section']}', the catalogue '{catalogue[c]}'")
+        if row["section"] not in set(public.values()):
+            problems.append(f"{c}: '{row['section']}' is no section of CAUSES.md")
+        if not (row["why"] and row["source"]):
+            problems.append(f"{c}: its row needs why and the primary source")
+        if scenarios.get(row["scenario"]) != c:
+            problems.append(f"{c}: scenario '{row['scenario']}' does not diagnose to it")
+    problems += [f"{c}: a row in docs/causes-added.md for an id the catalogue lacks or CAUSES.md already has"
+                 for c in sorted(set(rows) - (set(catalogue) - set(public)))]
+    return problems
 
 
 @needs_causes_md
-def test_sections_match_causes_md():
-    assert {c: info.section for c, info in CAUSES.items()} == _causes_md()
+def test_causes_md_ids_are_kept_and_added_ids_are_documented():
+    catalogue = {c: info.section for c, info in CAUSES.items()}
+    assert added_problems(catalogue, _causes_md(), _added_rows(ADDED_MD.read_text()), _scenario_causes()) == []
+
+
+def test_every_added_row_names_a_catalogue_id_and_a_scenario_of_it():
+    """Without CAUSES.md beside the checkout, the table still holds ids the catalogue has, with scenarios."""
+    rows, scenarios = _added_rows(ADDED_MD.read_text()), _scenario_causes()
+    assert len(rows) >= 5
+    for cause, row in rows.items():
+        assert cause in CAUSES and CAUSES[cause].section == row["section"], cause
+        assert scenarios.get(row["scenario"]) == cause, cause
+
+
+PUBLIC = {"socket_fallback": "Transport selection", "no_fault_found": "No fault"}
+ROW = {"section": "Transport selection", "why": "w", "source": "NVIDIA/nccl src/x.cc", "scenario": "s-new"}
+RULE_BREAKS = [
+    ("a public id dropped", {"no_fault_found": "No fault"}, {}, {},
+     ["socket_fallback: a CAUSES.md id missing from the catalogue (never rename or drop one)"]),
+    ("a public id moved", {**PUBLIC, "socket_fallback": "No fault"}, {}, {},
+     ["socket_fallback: CAUSES.md puts it in 'Transport selection', the catalogue in 'No fault'"]),
+    ("an added id without its row", {**PUBLIC, "new_id": "Transport selection"}, {}, {},
+     ["new_id: not in CAUSES.md and no row in docs/causes-added.md"]),
+    ("an added id whose scenario names another cause", {**PUBLIC, "new_id": "Transport selection"},
+     {"new_id": ROW}, {"s-new": "socket_fallback"}, ["new_id: scenario 's-new' does not diagnose to it"]),
+    ("an added id without a scenario", {**PUBLIC, "new_id": "Transport selection"}, {"new_id": ROW}, {},
+     ["new_id: scenario 's-new' does not diagnose to it"]),
+    ("a row in another section", {**PUBLIC, "new_id": "No fault"}, {"new_id": ROW}, {"s-new": "new_id"},
+     ["new_id: docs/causes-added.md says 'Transport selection', the catalogue 'No fault'"]),
+    ("a row without its source", {**PUBLIC, "new_id": "Transport selection"}, {"new_id": dict(ROW, source="")},
+     {"s-new": "new_id"}, ["new_id: its row needs why and the primary source"]),
+    ("a stale row", PUBLIC, {"gone": ROW}, {},
+     ["gone: a row in docs/causes-added.md for an id the catalogue lacks or CAUSES.md already has"]),
+]
+
+
+@pytest.mark.parametrize("catalogue, rows, scenarios, expected", [r[1:] for r in RULE_BREAKS],
+                         ids=[r[0] for r in RULE_BREAKS])
+def test_the_add_never_rename_rule_names_what_breaks_it(catalogue, rows, scenarios, expected):
+    assert added_problems(catalogue, PUBLIC, rows, scenarios) == expected
+
+
+def test_a_documented_added_id_with_its_scenario_passes():
+    catalogue = {**PUBLIC, "new_id": "Transport selection"}
+    assert added_problems(catalogue, PUBLIC, {"new_id": ROW}, {"s-new": "new_id"}) == []
+
+
+def test_the_added_table_is_read_row_by_row():
+    text = ("| id | section | why | primary source | scenario |\n|---|---|---|---|---|\n"
+            "| `new_id` | Transport selection | it is new | NVIDIA/nccl src/x.cc (v2.21.5-1) | s-new |\n")
+    assert _added_rows(text) == {"new_id": {"section": "Transport selection", "why": "it is new",
+                                            "source": "NVIDIA/nccl src/x.cc (v2.21.5-1)", "scenario": "s-new"}}
 
 
 def test_healthy_ids():

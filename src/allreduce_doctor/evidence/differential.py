@@ -11,7 +11,9 @@ Scoring: each signature kind found adds to its candidate causes by their rank in
 signatures/candidates.yaml (the prior), twice for a kind the job fails on, half for a generic
 kind (ncclSystemError, a remote rank leaving: consequences of something else). A cause the
 runbooks decided from the text comes first. The reporter's symptom (hang, slow, crash, error)
-favours the causes that give it.
+favours the causes that give it; a pasted stack of a rank waiting in NCCL (signatures.yaml
+hang_in_*: where it waits, init, a TCP socket, a connection, a collective) is the symptom hang
+when none was given, and its kinds weigh like consequences (a frame says where, not why).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "cuda_failure", "completion_flush", "completion_error", "ofi_error",
            "out_of_memory"}
+# Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
+HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
+# What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line is a
+# low candidate; beside a rank hung in init the runbook decides it).
+CONTEXT = HANG_FRAMES | {"cuda_interposer"}
 # Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
 SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
         "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
@@ -37,7 +44,8 @@ SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabl
         "straggler_node", "container_missing_libibverbs", "container_missing_ib_devices", "wrong_ib_hca"}
 # Causes that show as a hang more than as an error (peer traffic that never completes).
 HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_transport", "wrong_socket_ifname",
-        "container_network_isolation", "fabric_unreachable"}
+        "container_network_isolation", "fabric_unreachable", "socket_blocked", "gpu_sharing_interposer_deadlock",
+        "nccl_version_mismatch"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
 
@@ -53,11 +61,15 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     decided = diag.root_cause["id"] if diag.root_cause else None
     explained: set[str] = set()  # the causes that can explain a failure the job stopped on
     blocking = False
-    for kind, entry in (nccl or {}).get("errors", {}).items():
+    errors = (nccl or {}).get("errors", {})
+    if symptom is None and HANG_FRAMES & set(errors):
+        symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
+    for kind, entry in errors.items():
         cands = signatures.candidates().get(kind, ())
         # A kind with a single explanation is decisive; a generic one follows from another failure.
-        weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if kind in GENERIC else 2.0 if len(cands) == 1 else 1.0)
-        if entry.get("blocking") and kind not in GENERIC:
+        weak = kind in GENERIC or kind in CONTEXT
+        weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)
+        if entry.get("blocking") and not weak:
             blocking = True
             explained |= {c.cause for c in cands}
         for i, cand in enumerate(cands):

@@ -32,11 +32,25 @@ def _blocks_where(blocks: list[dict], tools: set[str]) -> Where:
     return w
 
 
+def _versions(host_versions: dict[str, set]) -> dict[str, list[str]]:
+    """NCCL version -> the hosts that printed it. A host that printed two versions is left out:
+    its paste holds two runs (before and after an upgrade), not one job."""
+    out: dict[str, list[str]] = {}
+    for host, versions in sorted(host_versions.items()):
+        if len(versions) != 1:
+            continue
+        hosts = out.setdefault(next(iter(versions)), [])
+        if len(hosts) < 8:
+            hosts.append(host)
+    return out
+
+
 def nccl_value(scanner: Scanner) -> dict:
     n = scanner.nccl
     per_host = n.host_networks()
     return {
         "lines": n.lines, "version": n.version, "network": n.network(),
+        "versions": _versions(n.host_versions),
         "host_networks": {h: v for h, (v, _) in sorted(per_host.items())[:32]},
         "hosts": len([h for h in n.hosts if h != "?"]), "host_names": sorted(h for h in n.hosts if h != "?")[:16],
         "nranks": n.nranks or None, "nnodes": n.nnodes, "local_ranks": n.local_ranks,

@@ -60,6 +60,7 @@ class NcclLog:
         self.lines = 0
         self.where = Where()
         self.version: str | None = None
+        self.host_versions: dict[str, set] = {}  # host -> NCCL versions its prefixed lines printed
         self.hosts: dict[str, set] = {}  # host -> devices seen
         self.networks: dict[str, set] = {}  # host -> 'Using network X'
         self.net_using: dict[str, dict[str, set]] = {}  # host -> {'IB': {hca...}, 'Socket': {iface}}
@@ -143,7 +144,9 @@ class NcclLog:
             self.nnodes = max(self.nnodes or 0, nnodes)
             self.local_ranks = max(self.local_ranks or 0, local or 0) or None
 
-    def _version(self, m: re.Match, where: str) -> None:
+    def _version(self, m: re.Match, where: str, host: str | None = None) -> None:
+        if host and (host in self.host_versions or len(self.host_versions) < MAX_HOSTS):
+            self.host_versions.setdefault(host, set()).add(f"{m.group(1)}.{m.group(2)}.{m.group(3)}")
         if self.version is None:
             self.version = f"{m.group(1)}.{m.group(2)}.{m.group(3)}{m.group(4)}"
             self.where.key("version", where)
@@ -162,7 +165,7 @@ class NcclLog:
         if msg.startswith("NCCL version") or msg.startswith("version"):
             m = VERSION_RE.search("NCCL " + msg if msg.startswith("version") else msg)
             if m:
-                self._version(m, where)
+                self._version(m, where, host)
             return
         if level in ("WARN", "ABORT", "ERROR") or self._info_failure(msg, src):
             self._failure(level, src, msg, host, where)
