@@ -210,9 +210,9 @@ def _acs_port(port: dict, below: list[dict], nics: list[dict]) -> dict:
             redirect, accepted = False, "DirectTrans+ with ATS enabled on " + ", ".join(n["bdf"] for n in nics)
         elif not any(a is False for a in ats):
             redirect = None  # the NICs' ATS state could not be read
-    return {"name": port["bdf"], "bdf": port["bdf"], "port_type": port.get("port_type"), "redirect": redirect,
-            "acs": shown, "accepted": accepted, "nic_ats": ", ".join(f"{n['bdf']}={n.get('ats_enabled')}" for n in nics) or None,
-            "serves": ", ".join(f"{d['bdf']} ({d['kind']})" for d in below)}
+    return {"name": port["bdf"], "acs": shown, "nic_ats": ", ".join(f"{n['bdf']}={n.get('ats_enabled')}" for n in nics) or None,
+            "redirect": redirect, "accepted": accepted, "serves": ", ".join(f"{d['bdf']} ({d['kind']})" for d in below),
+            "port_type": port.get("port_type")}
 
 
 def pci_acs(inputs: Inputs) -> Observation:
