@@ -112,12 +112,72 @@ NCCL_DMABUF_SINCE = (2, 13)
 KERNEL_DMABUF_SINCE = (5, 12)
 
 
-def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version: int = 2) -> int:
+# NCCL_IB_ADDR_RANGE: NCCL's automatic GID choice keeps only the GIDs of this subnet (envIbAddrRange and
+# matchGidAddrPrefix in src/transport/net_ib.cc from v2.21.5-1, the tag where it appeared with the
+# automatic choice; src/transport/net_ib/connect.cc from v2.29.2-1, same code through v2.30.7-1).
+# "ADDR/BITS" parsed by inet_pton in NCCL_IB_ADDR_FAMILY's family; an address that does not parse,
+# or BITS above 32 (IPv4) / 128 (IPv6), is ignored with a warning (no filter); BITS is strtol's
+# number (0 for none: no filter; negative: matchGidAddrPrefix matches nothing). Without a "/",
+# v2.21.5-1 and v2.22.3-1 write through strstr()'s NULL + 1; from v2.23.4-1 the range is ignored.
+# Index 0 is never filtered: it stays NCCL's choice when no other GID of the family matches.
+NCCL_ADDR_RANGE_SLASH_CHECKED = (2, 23)
+NO_ADDRESS = "no address"  # a range that matches nothing (negative prefix length)
+
+
+def nccl_addr_range(text, family: str, version: tuple | None):
+    """(subnet, note) for NCCL_IB_ADDR_RANGE as NCCL reads it: subnet None = no filter, NO_ADDRESS,
+    or an ipaddress network; note says what NCCL made of it. Raises ValueError when the outcome
+    depends on an NCCL version that is not known."""
+    import ipaddress
+    import re
+
+    text = str(text or "")[:127]  # NCCL copies it into char addrString[128]
+    if not text:
+        return None, ""
+    if "/" not in text:
+        if version is None or version < NCCL_ADDR_RANGE_SLASH_CHECKED:
+            raise ValueError(f"NCCL_IB_ADDR_RANGE={text} has no '/BITS': NCCL 2.21-2.22 crash on it, later ones ignore it")
+        return None, f"NCCL_IB_ADDR_RANGE={text} has no '/BITS': NCCL ignores it"
+    addr, bits_text = text.split("/", 1)
+    m = re.match(r"\s*([+-]?\d+)", bits_text)
+    bits = int(m.group(1)) if m else 0
+    try:
+        base = ipaddress.IPv4Address(addr) if family == "AF_INET" else ipaddress.IPv6Address(addr)
+    except ValueError:
+        return None, f"NCCL_IB_ADDR_RANGE address {addr!r} is not {family}: NCCL ignores the range"
+    if bits > base.max_prefixlen:
+        return None, f"NCCL_IB_ADDR_RANGE mask /{bits} is too long for {family}: NCCL ignores the range"
+    if bits < 0:
+        return NO_ADDRESS, f"NCCL_IB_ADDR_RANGE mask /{bits} is negative: no GID matches it"
+    if bits == 0:
+        return None, ""
+    return ipaddress.ip_network(f"{base}/{bits}", strict=False), f"NCCL_IB_ADDR_RANGE={text}"
+
+
+def _in_subnet(entry: dict | None, subnet) -> bool:
+    """matchGidAddrPrefix: an IPv4 subnet compares the GID's last 32 bits, an IPv6 one the whole GID."""
+    import ipaddress
+
+    if subnet is None:
+        return True
+    if subnet == NO_ADDRESS or not entry or not entry.get("gid"):
+        return False
+    try:
+        raw = ipaddress.IPv6Address(entry["gid"])
+    except ValueError:
+        return False
+    if subnet.version == 4:
+        return ipaddress.IPv4Address(int(raw) & 0xFFFFFFFF) in subnet
+    return raw in subnet
+
+
+def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version: int = 2, subnet=None) -> int:
     """The GID index NCCL >= 2.21 picks on its own: ncclIbGetGidIndex / ncclUpdateGidIndex
-    (src/transport/net_ib.cc at v2.21.5-1), on entries {index: {kind, version}}; an index not in
-    the table is an empty GID. Start at 0; a candidate of the wanted family replaces an entry of
-    the other family, and of the same family it replaces one of another RoCE version or an
-    invalid (empty or link-local) one when it has the wanted version."""
+    (src/transport/net_ib.cc at v2.21.5-1), on entries {index: {kind, version, gid}}; an index not
+    in the table is an empty GID. Start at 0; a candidate of the wanted family inside the subnet
+    (NCCL_IB_ADDR_RANGE, nccl_addr_range) replaces an entry of the other family, and of the same
+    family it replaces one of another RoCE version or an invalid (empty or link-local) one when it
+    has the wanted version."""
     def fam(e):
         return "AF_INET" if (e or {}).get("kind") == "ipv4" else "AF_INET6"
 
@@ -127,6 +187,8 @@ def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version:
     best = 0
     for cand in range(1, max(table, default=0) + 1):
         cur, new = table.get(best), table.get(cand)
+        if not _in_subnet(new, subnet):
+            continue
         if fam(new) != fam(cur) and fam(new) == family:
             best = cand
         elif fam(new) == family and valid(new):
@@ -134,3 +196,9 @@ def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version:
                     and (new or {}).get("version") == roce_version:
                 best = cand
     return best
+
+
+def nccl_range_matches(entries: list[dict], family: str, subnet) -> bool:
+    """Whether any GID of the family on the port lies in the range (index 0 included)."""
+    want = "ipv4" if family == "AF_INET" else None
+    return any(_in_subnet(e, subnet) and (e.get("kind") == want if want else e.get("kind") != "ipv4") for e in entries)

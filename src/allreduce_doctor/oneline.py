@@ -15,7 +15,7 @@ IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "l
 # The attributes that decide a check, shown first so a cut line still names them: the port's rate
 # and its peers', the GID index with its GID, type and netdev, the priority with PFC and ECN.
 DECIDING_FIRST = ("rate_gbps", "expected_gbps", "width", "expected_width", "degraded", "state", "pinned", "index",
-                  "gid", "kind", "type", "ndev", "recommended_index", "priority", "tc", "dscp", "trust",
+                  "gid", "kind", "type", "ndev", "ndev_note", "addr_range", "range_matched", "recommended_index", "priority", "tc", "dscp", "trust",
                   "pfc_on_priority", "ecn_on_priority", "measured", "expected", "ratio")
 
 
@@ -73,6 +73,16 @@ def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def observed_text(row: dict, witnesses: dict, limit: int = MAX_VALUE) -> str:
+    """An evidence row's observed value on one line. The row of a failed check whose fact holds the
+    records that failed it shows those records (the port and its rate, the GID with its type and
+    netdev), not the names of every record checked; `witnesses` maps a check to its deciding value."""
+    held, observed = witnesses.get(row.get("node")), row.get("observed")
+    if _records(held) and isinstance(observed, list) and all(w in observed for w in held):
+        return short(held, limit)
+    return short(observed, limit, collection=True)
 
 
 def step_badge(step: dict, deciding: set[str]) -> str:

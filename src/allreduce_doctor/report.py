@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.busbw import phrase
-from allreduce_doctor.oneline import read_status, short, step_badge  # noqa: F401 - the views import them from here too
+from allreduce_doctor.oneline import observed_text, read_status, short, step_badge  # noqa: F401 - the views import them from here too
 from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE
 
@@ -83,11 +83,12 @@ def render_text(d: dict) -> str:
             if step.get("value") not in (None, "", [], {}):
                 out.append(f"         value: {short(step['value'])}")
     rows = [r for r in d.get("evidence", []) if r.get("node") in deciding]
+    witnesses = {f.get("node"): f.get("value") for f in d.get("findings", [])}
     if rows:
         out += ["", "Evidence:"]
         for row in rows:
             exp = f" (expected: {row['expected']})" if row.get("expected") else ""
-            out.append(f"  {row.get('fact')}: {short(row.get('observed'), 100, collection=True)}{exp}")
+            out.append(f"  {row.get('fact')}: {observed_text(row, witnesses)}{exp}")
             out.append(f"      {read_status(row.get('status'))} from {_source(row.get('source'))}")
     ranked = [f for f in d.get("findings", []) if f.get("confidence")]
     if ranked:

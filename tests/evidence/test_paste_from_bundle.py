@@ -20,12 +20,14 @@ from allreduce_doctor.cli import main
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
 # The scenarios whose cause the command outputs alone show (ibstat, ibv_devinfo -v, lspci -vvv,
-# mlnx_qos, nvidia-smi), and the runbook step that must decide it: a node check, not a log rule.
+# mlnx_qos, nvidia-smi), and the runbook step that must decide it: a node check, not a log rule
+# (nccl_log.acs judges the node's own pci.acs, ahead of the log's bandwidth guesses).
 SHOWN_BY_OUTPUTS = {
     "roce-pfc-off": "roce.pfc",
     "ib-link-degraded": "trunk.link_rate",
     "multi-degraded-symbol-errors": "trunk.link_rate",
-    "ib-acs-redirect": "trunk.acs",
+    "ib-acs-redirect": "nccl_log.acs",
+    "acs-directtrans-no-ats": "nccl_log.acs",
     "ib-port-down": "trunk.ports_active",
     "ib-no-sm": "trunk.ports_init",
     "ib-mtu-2048": "ib.mtu",
@@ -75,6 +77,24 @@ def test_pasted_outputs_decide_like_the_bundle(name, tmp_path, capsys):
     else:
         assert found in (None, expected["cause"]), found  # never another fault
         assert data["verdict"] != "healthy" and code != 0  # a paste is never a healthy node
+
+
+@pytest.mark.parametrize("name", ["ib-acs-redirect", "acs-directtrans-no-ats"])
+def test_pasted_lspci_is_judged_by_the_nodes_own_acs_rule(name, tmp_path, capsys):
+    """One ACS rule (pci.acs): the paste's deciding ports are the bundle's, port for port."""
+    from tests.scenarios.expected import diagnose
+
+    node = next(p for p in diagnose(name)["path"] if p["node"] == "trunk.acs")
+    _, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / name / "bundle.tar.gz"))
+    pasted = next(p for p in data["path"] if p["node"] == "nccl_log.acs")
+    assert pasted["value"] == node["value"] and len(node["value"]) == 8
+    assert {p["acs"] for p in node["value"]} == {"ReqRedir+ CmpltRedir+ DirectTrans" + ("+" if "directtrans" in name else "-")}
+
+
+def test_pasted_lspci_with_directtrans_and_ats_is_healthy_on_acs(tmp_path, capsys):
+    _, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / "acs-directtrans-ats" / "bundle.tar.gz"))
+    step = next(p for p in data["path"] if p["node"] == "nccl_log.acs")
+    assert step["outcome"] == "no" and (data["root_cause"] or {}).get("id") != "pcie_acs_enabled"
 
 
 def test_every_listed_scenario_exists():

@@ -182,6 +182,14 @@ SCENARIOS: dict[str, N.Node] = {
     "multi-ib-disabled-ecn-off": N.Node("roce", env={"NCCL_IB_DISABLE": "1"}, ecn={i: {3: 0} for i in ALL_PORTS}),
     "multi-degraded-symbol-errors": N.Node("ib", rate={5: "200 Gb/sec (2X NDR)"},
                                            counter_growth={5: {"symbol_error": 30, "link_error_recovery": 1}}),
+    # pcie brief (issues 13 FA-5/C-4, 14 item 3): ACS judged with ATS on switch ports above GPUs/NICs,
+    # the GID's netdev, NCCL_IB_ADDR_RANGE in NCCL's automatic GID choice
+    "acs-directtrans-ats": N.Node("ib", acs_redirect=True, acs_direct_trans=True, nic_ats=True),
+    "acs-redirect-idle-bridge": N.Node("ib", acs_idle_bridge=True),
+    "acs-directtrans-no-ats": N.Node("ib", acs_redirect=True, acs_direct_trans=True, nic_ats=False),
+    "roce-gid-on-vlan": N.Node("roce", gid_vlan=ALL_PORTS),
+    "roce-gid-addr-range": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "10.0.0.0/16"}),
+    "roce-gid-addr-range-no-match": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "192.168.0.0/16"}),
 }
 
 

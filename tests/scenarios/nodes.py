@@ -96,8 +96,12 @@ class Node:
     nvlink_inactive: dict = field(default_factory=dict)  # gpu -> [link numbers]
     fabric_state: str = "Completed"
     active_mtu: str = "4096 (5)"  # IB ports (RoCE derives it from the netdev MTU)
-    acs_redirect: bool = False
+    acs_redirect: bool = False  # the switch ports above the NICs have ACS ReqRedir+ CmpltRedir+
+    acs_direct_trans: bool = False  # ... with DirectTrans+ (ACS Direct Translated P2P)
+    nic_ats: bool | None = None  # the NICs' ATS capability: True Enable+, False Enable-, None not shown
+    acs_idle_bridge: bool = False  # a bridge with ACS redirect on and no GPU or NIC below it
     gid_extra_ipv6: tuple = ()  # port indexes with an extra global IPv6 address before the IPv4 one
+    gid_vlan: tuple = ()  # port indexes whose IPv4 address is on a VLAN of the netdev (<netdev>.100)
     traffic: bool = True  # counters move between the samples (False: an idle node)
     static_counters: dict = field(default_factory=dict)  # counter -> a high value that does not move
     traffic_prio: int = 3  # the priority RoCE traffic lands on
@@ -153,7 +157,8 @@ def _gid_files(node: Node, i: int, port: str) -> dict:
     for idx, (gid, gtype) in enumerate(table):
         files[f"{port}/gids/{idx}"] = gid
         files[f"{port}/gid_attrs/types/{idx}"] = gtype
-        files[f"{port}/gid_attrs/ndevs/{idx}"] = _eth_netdev(i)
+        vlan = gid == v4 and i in node.gid_vlan  # the kernel names the VLAN netdev that holds the address
+        files[f"{port}/gid_attrs/ndevs/{idx}"] = f"{_eth_netdev(i)}.100" if vlan else _eth_netdev(i)
     for idx in range(len(table), 8):
         files[f"{port}/gids/{idx}"] = "0000:0000:0000:0000:0000:0000:0000:0000"
     return files

@@ -167,23 +167,39 @@ def nvidia_smi_q(gpus: int, state: str = "Completed", status: str | None = None)
     return "\n".join(out)
 
 
+_ACS_OFF = "ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-"
+# The ATS capability as pciutils ls-ecaps.c (cap_ats) prints it; ConnectX-7 puts it at 0x480
+# (NVIDIA AI Enterprise VM guide, "ATS and ACS configuration", lspci of a ConnectX-7).
+_ATS = "\tCapabilities: [480 v1] Address Translation Service (ATS)\n\t\tATSCap:\tInvalidate Queue Depth: 00\n" \
+       "\t\tATSCtl:\tEnable{}, Smallest Translation Unit: 00\n"
+
+
 def lspci_vvv(node) -> str:
-    """The bridge, every NIC of the node below its own switch downstream port (the real PEX890xx
-    port, its LnkCap at the node's slot speed; the real ConnectX-7 entry at that NIC's bus, LnkSta
-    at the speed and width the node's sysfs says) and a GPU: what `lspci -vvv` shows on that node."""
+    """A switch port above the first GPU, every NIC of the node below its own switch downstream
+    port (the real PEX890xx port, its LnkCap at the node's slot speed, its ACS as the node says; the
+    real ConnectX-7 entry at that NIC's bus, LnkSta at the speed and width the node's sysfs says, ATS
+    as the node says) and the GPU: what `lspci -vvv` shows on that node."""
     from tests.scenarios.nodes import NIC_BUSES
 
-    bridge = "lspci-vvv-bridge-acs-redirect-on.txt" if node.acs_redirect else "lspci-vvv-pex890xx-switch-port-acs-off.txt"
-    blocks = [reference(bridge)]
+    port = reference("lspci-vvv-pex890xx-switch-port-acs-off.txt").rstrip("\n")
+    blocks = [port + "\n"]
+    if node.acs_idle_bridge:  # the real redirecting bridge: bus 83 below it holds no GPU or NIC
+        blocks.append(reference("lspci-vvv-bridge-acs-redirect-on.txt"))
     if node.root_port_acs:  # the kernel's own ACS request on a root port (pci_request_acs under an IOMMU)
         root = reference("lspci-vvv-bridge-acs-redirect-on.txt").replace("Downstream Port", "Root Port")
-        blocks.append(root.replace("82:00.0 PCI bridge: PMC-Sierra Inc. Device 4128", "00:01.0 PCI bridge: Intel Corporation Device 352a"))
-    port = reference("lspci-vvv-pex890xx-switch-port-acs-off.txt").rstrip("\n")
+        blocks.append(root.replace("82:00.0 PCI bridge: PMC-Sierra Inc. Device 4128", "00:01.0 PCI bridge: Intel Corporation Device 352a")
+                      .replace("secondary=83, subordinate=83", "secondary=01, subordinate=ff"))
+    acs = _ACS_OFF
+    if node.acs_redirect:
+        acs = acs.replace("SrcValid- ", "SrcValid+ ").replace("ReqRedir- CmpltRedir- UpstreamFwd-", "ReqRedir+ CmpltRedir+ UpstreamFwd+")
+        acs = acs.replace("DirectTrans-", "DirectTrans+") if node.acs_direct_trans else acs
     nic = reference("lspci-vvv-mlx5-cx7-gen5-x16-ok.txt").rstrip("\n")
+    if node.nic_ats is not None:
+        nic = nic.replace("\tKernel driver in use", _ATS.format("+" if node.nic_ats else "-") + "\tKernel driver in use", 1)
     for i in range(node.ports):
         bus = NIC_BUSES[i]
         up = port.replace("17:01.0 ", f"{0xe0 + i:02x}:01.0 ", 1).replace("secondary=19, subordinate=19", f"secondary={bus}, subordinate={bus}")
-        blocks.append(up.replace("Speed 32GT/s, Width x16", f"Speed {node.slot_gts}GT/s, Width x16", 1) + "\n")
+        blocks.append(up.replace("Speed 32GT/s, Width x16", f"Speed {node.slot_gts}GT/s, Width x16", 1).replace(_ACS_OFF, acs) + "\n")
         width = node.pci_width.get(i, 16)
         entry = nic.replace("1a:00.0 ", f"{bus}:00.0 ", 1)
         if width != 16:

@@ -39,9 +39,6 @@ SAME_AS_PROBE = {
     "nvidia_smi_nvlink": "gpu.nvlink",
     "nvidia_smi_q": "gpu.fabric",
 }
-_NIC_WORDS = ("infiniband controller", "ethernet controller", "network controller")
-_NIC_VENDORS = ("mellanox", "nvidia", "broadcom", "intel")
-_GPU_WORDS = ("3d controller", "vga compatible controller")
 
 
 def _coded(kind: str, raw) -> dict | None:
@@ -199,16 +196,15 @@ def pci_links(lspci: list[dict], where: str) -> dict[str, list[dict]]:
     """pci.nics / pci.gpus from lspci -vvv: LnkCap is the device's max, LnkSta its current link."""
     nics, gpus = [], []
     for dev in lspci:
-        name = str(dev.get("name") or "").lower()
         cap, sta = dev.get("lnkcap") or {}, dev.get("lnksta") or {}
         if not cap or not sta:
             continue  # capabilities hidden (lspci as non-root) or no PCIe link
         rec = {"bdf": dev["bdf"], "name": dev["bdf"], "current_speed_gts": sta.get("speed_gts"),
                "max_speed_gts": cap.get("speed_gts"), "current_width": sta.get("width"), "max_width": cap.get("width"),
                "numa_node": dev.get("numa_node"), "source": where}
-        if name.startswith(_NIC_WORDS) and any(v in name for v in _NIC_VENDORS):
+        if dev.get("kind") == "nic":  # parsers/lspci.py device_kind
             nics.append(rec)
-        elif name.startswith(_GPU_WORDS) and "nvidia" in name:
+        elif dev.get("kind") == "gpu":
             gpus.append(rec)
     return {"pci.nics": nics, "pci.gpus": gpus}
 

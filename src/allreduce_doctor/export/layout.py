@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from allreduce_doctor.oneline import read_status, short
+from allreduce_doctor.oneline import observed_text, read_status, short
 from allreduce_doctor.status import STEP_PASS, VERDICT_HEADLINE
 
 from .ticket import RawBlock, Ticket
@@ -122,7 +122,9 @@ def _evidence(ticket: Ticket, row_cap: int) -> list:
         if r["node"] in ticket.deciding or spare > 0:
             spare -= r["node"] not in ticket.deciding
             shown.append(r)
-    rows = [[[C(r["node"])], [C(r["fact"])], _value(r["observed"], True), [T(r["expected"] or "-")],
+    witnesses = ticket.witnesses()
+    rows = [[[C(r["node"])], [C(r["fact"])], [T(observed_text(r, witnesses, CELL))] if r["observed"] not in (None, "", [], {})
+             else [T("-")], [T(r["expected"] or "-")],
              [T(short(r["source"], CELL) if r["source"] else "-")], [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
             for r in shown]
     out = [("heading", 2, [T("Evidence")]),

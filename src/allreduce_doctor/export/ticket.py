@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from allreduce_doctor.oneline import short, step_badge
+from allreduce_doctor.oneline import observed_text, short, step_badge
 from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE
 
 from . import extract
@@ -72,6 +72,10 @@ class Ticket:
     deciding: list[str] = field(default_factory=list)  # the checks whose failure named the cause
     candidates: list[dict] = field(default_factory=list)  # a paste's ranked causes (cause, confidence, for, against, next)
 
+    def witnesses(self) -> dict:
+        """Each deciding check's deciding value (the records that failed it)."""
+        return {s["node"]: s["value"] for s in self.path if s["node"] in self.deciding}
+
     def to_dict(self) -> dict:
         """JSON-ready: values shown as in the documents; each long value once, whole, under raw
         (path steps and evidence rows point at it by index)."""
@@ -81,9 +85,10 @@ class Ticket:
         for step in data["path"]:
             step["raw"] = index.get(_key(step["value"]))
             step["value"] = short(step["value"])
+        witnesses = self.witnesses()
         for row in data["evidence"]:
             row["raw"] = index.get(_key(row["observed"]))
-            row["observed"] = short(row["observed"], collection=True)
+            row["observed"] = observed_text(row, witnesses)
         data["versions"] = dict(self.versions)
         data["provenance"] = dict(self.provenance)
         return data

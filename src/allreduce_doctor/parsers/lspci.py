@@ -1,5 +1,7 @@
 """`lspci -vvv` (pciutils): per device the NUMA node, driver, PCIe link capability and
-status, and the ACS control bits that decide whether GPU<->NIC P2P is redirected.
+status, the ACS control bits that decide whether GPU<->NIC P2P is redirected, whether ATS is
+enabled (the `ATSCtl: Enable+` line of pciutils ls-ecaps.c cap_ats), and what the device is to
+NCCL (`kind`: an RDMA-capable NIC, an NVIDIA GPU, or neither).
 
 Non-root runs print `Capabilities: <access denied>`; then the link and ACS fields are
 unknown (None), never "fine".
@@ -24,7 +26,24 @@ _LNKSTA_RE = re.compile(
 )
 _ACSCTL_RE = re.compile(r"^\s*ACSCtl\s*:\s*(.*)$")
 _EXPRESS_RE = re.compile(r"^\s*Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s*\(v\d\)\s+([A-Za-z][A-Za-z /-]*?)\s*(?:\(|,|$)")
+_ATSCTL_RE = re.compile(r"^\s*ATSCtl\s*:\s*Enable([+-])")
 _BUS_RE = re.compile(r"^\s*Bus:\s*primary=([0-9a-fA-F]{2}),\s*secondary=([0-9a-fA-F]{2}),\s*subordinate=([0-9a-fA-F]{2})")
+
+
+# What a device is to NCCL, from lspci's class and vendor words: NICs of the RDMA vendors, NVIDIA GPUs.
+_NIC_CLASSES = ("infiniband controller", "ethernet controller", "network controller")
+_NIC_VENDORS = ("mellanox", "nvidia", "broadcom", "intel")
+_GPU_CLASSES = ("3d controller", "vga compatible controller")
+
+
+def device_kind(name: str) -> str | None:
+    """'nic', 'gpu' or None from lspci's device line ('Ethernet controller: Mellanox ...')."""
+    low = str(name or "").lower()
+    if low.startswith(_NIC_CLASSES) and any(v in low for v in _NIC_VENDORS):
+        return "nic"
+    if low.startswith(_GPU_CLASSES) and "nvidia" in low:
+        return "gpu"
+    return None
 
 
 def _speed(raw: str | None) -> float | None:
@@ -37,6 +56,7 @@ def _new(bdf: str, name: str) -> dict:
     return {
         "bdf": bdf.lower(),
         "name": name.strip(),
+        "kind": device_kind(name),
         "numa_node": None,
         "driver": None,
         "lnkcap": None,
@@ -44,6 +64,7 @@ def _new(bdf: str, name: str) -> dict:
         "acs_ctl": None,
         "acs_redirect": False,
         "access_denied": False,
+        "ats_enabled": None,  # the ATS capability's Enable bit; False when the device has no ATS
         "port_type": None,  # PCIe capability's device type: Root Port, Downstream Port, Endpoint, ...
         "secondary_bus": None,  # a bridge's bus range: the devices below it
         "subordinate_bus": None,
@@ -68,6 +89,8 @@ def _field(dev: dict, line: str) -> None:
         flags = {t[:-1]: t[-1] == "+" for t in m.group(1).split() if len(t) > 1 and t[-1] in "+-"}
         dev["acs_ctl"] = flags
         dev["acs_redirect"] = bool(flags.get("ReqRedir") or flags.get("CmpltRedir"))
+    elif (m := _ATSCTL_RE.match(line)) is not None:
+        dev["ats_enabled"] = m.group(1) == "+"
     elif (m := _EXPRESS_RE.match(line)) is not None:
         dev["port_type"] = m.group(1)
     elif (m := _BUS_RE.match(line)) is not None:
@@ -92,4 +115,6 @@ def parse_lspci_vvv(text: str) -> list[dict]:
     for dev in devices:
         if dev["access_denied"] and dev["acs_ctl"] is None:
             dev["acs_redirect"] = None  # unknown: config space beyond 64 bytes needs root
+        elif dev["ats_enabled"] is None and not dev["access_denied"]:
+            dev["ats_enabled"] = False  # capabilities readable and no ATS capability among them
     return devices

@@ -161,13 +161,83 @@ def _active_mtus(obs: Observation | None) -> dict[str, tuple]:
     return out
 
 
-    return Observation("", out, OK)
+# ACS on the PCIe switch ports that GPU<->NIC traffic crosses. Root ports are left out: the kernel
+# requests ACS on every ACS-capable port whenever an IOMMU is present (pci_request_acs() in
+# drivers/iommu/intel/dmar.c and drivers/iommu/amd/init.c), and traffic between a GPU and its
+# PIX/PXB NIC under a shared switch never reaches them (NCCL troubleshooting guide, "PCI Access
+# Control Services (ACS)": "If PCI switches have ACS enabled, it needs to be disabled").
+# Redirect with Direct Translated P2P (ACSCtl DirectTrans+, PCI_ACS_DT in the kernel's
+# include/uapi/linux/pci_regs.h) lets requests the NIC has already translated through ATS go
+# straight to the peer: NVIDIA's VM guide for HGX ("ATS and ACS configuration", NVIDIA AI Enterprise
+# optimizing-vm-configuration appendix) enables ATS on the NIC (lspci `ATSCtl: Enable+`) and sets
+# ACS on the switch ports to allow it. That port is healthy when every NIC it serves has ATS on.
+_SWITCH_PORTS = ("Upstream Port", "Downstream Port")
+
+
+def _holds(bridge: dict, bdf: str) -> bool:
+    """Whether `bdf` sits in the bridge's secondary..subordinate bus range (same PCI domain)."""
+    domain, bus = bdf.rsplit(":", 2)[0], int(bdf.rsplit(":", 2)[1], 16)
+    return bridge["bdf"].rsplit(":", 2)[0] == domain and bridge["secondary_bus"] <= bus <= bridge["subordinate_bus"]
+
+
+def _below(bridge: dict, devices: list[dict]) -> list[dict]:
+    """The GPUs and NICs below the bridge."""
+    return [d for d in devices if d.get("kind") and _holds(bridge, d["bdf"])]
+
+
+def _nics_served(port: dict, below: list[dict], bridges: list[dict], devices: list[dict]) -> list[dict]:
+    """The NICs whose traffic with the GPUs below the port crosses it: those below it, else those
+    under the narrowest bridge above it that holds a NIC (the GPU's PIX/PXB NIC)."""
+    nics = [d for d in below if d["kind"] == "nic"]
+    if nics:
+        return nics
+    above = sorted((b for b in bridges if b is not port and _holds(b, port["bdf"])),
+                   key=lambda b: b["subordinate_bus"] - b["secondary_bus"])
+    for bridge in above:
+        nics = [d for d in _below(bridge, devices) if d["kind"] == "nic"]
+        if nics:
+            return nics
+    return []
+
+
+def _acs_port(port: dict, below: list[dict], nics: list[dict]) -> dict:
+    flags = port.get("acs_ctl") or {}
+    shown = " ".join(f"{k}{'+' if flags.get(k) else '-'}" for k in ("ReqRedir", "CmpltRedir", "DirectTrans")) if flags else None
+    ats = [n.get("ats_enabled") for n in nics]
+    redirect, accepted = port.get("acs_redirect"), None
+    if redirect and flags.get("DirectTrans") and nics:
+        if all(a is True for a in ats):
+            redirect, accepted = False, "DirectTrans+ with ATS enabled on " + ", ".join(n["bdf"] for n in nics)
+        elif not any(a is False for a in ats):
+            redirect = None  # the NICs' ATS state could not be read
+    return {"name": port["bdf"], "acs": shown, "nic_ats": ", ".join(f"{n['bdf']}={n.get('ats_enabled')}" for n in nics) or None,
+            "redirect": redirect, "accepted": accepted, "serves": ", ".join(f"{d['bdf']} ({d['kind']})" for d in below),
+            "port_type": port.get("port_type")}
+
+
+def pci_acs(inputs: Inputs) -> Observation:
+    """ACS redirect on each PCIe switch port above a GPU or an RDMA NIC (lspci -vvv; pasted too):
+    redirect true blocks GPU<->NIC P2P, false lets it through (off, or DirectTrans+ with ATS on the
+    NICs it serves), null when the port's ACS or its NICs' ATS could not be read."""
+    if (blocked := _blocked(inputs, "pci.lspci")) is not None:
+        return blocked
+    devices = [d for d in inputs["pci.lspci"].value or [] if isinstance(d, dict) and d.get("bdf")]
+    bridges = [d for d in devices if d.get("secondary_bus") is not None]
+    ports = []
+    for port in bridges:
+        below = _below(port, devices)
+        hidden = port.get("access_denied") and port.get("port_type") is None  # its ACS is unknown, not off
+        if below and (port.get("port_type") in _SWITCH_PORTS or hidden):
+            ports.append(_acs_port(port, below, _nics_served(port, below, bridges, devices)))
+    reason = "" if ports else "no PCIe switch port above a GPU or NIC in lspci -vvv"
+    return Observation("", ports, OK, reason=reason)
 
 
 DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "node_fabric": node_fabric,
     "nccl_env": nccl_env,
     "compute_ports": compute_ports,
+    "pci_acs": pci_acs,
 }
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
 DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priority
