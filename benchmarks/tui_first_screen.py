@@ -39,7 +39,14 @@ def child(bundle: str) -> None:
     from allreduce_doctor.tui.app import DoctorApp
 
     imported = time.perf_counter()
-    app = DoctorApp(args=build_parser().parse_args(["diagnose", "--snapshot", bundle]))  # as run_app does
+    args = build_parser().parse_args(["diagnose", "--snapshot", bundle])
+
+    def make_session():  # as commands.cmd_diagnose hands it to run_app: built in the first screen's worker
+        from allreduce_doctor.commands import session_from_args
+
+        return session_from_args(args, interactive=True)
+
+    app = DoctorApp(make_session=make_session, what=bundle)
     marks: dict[str, float] = {}
 
     async def pilot_run() -> None:

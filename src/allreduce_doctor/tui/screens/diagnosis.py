@@ -46,6 +46,7 @@ class DiagnosisScreen(Screen):
         self.data = data
         self.model = DiagnosisModel(session.doctor.runbooks, data, session.options.answers)
         self.selected: str | None = None
+        self.shown: str | None = None  # the step the right panel draws (its answer buttons included)
 
     def compose(self) -> ComposeResult:
         yield Static(verdict_markup(self.data, where(self.session, full=False)), id="verdict")
@@ -72,7 +73,9 @@ class DiagnosisScreen(Screen):
 
     # -- selection ---------------------------------------------------------------------------
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
-        if event.node.data is not None and event.node.data.key:
+        # The cursor landing on the step already drawn (after `a` moved it there) must not
+        # rebuild its answer buttons: that would drop the focus `a` just gave them.
+        if event.node.data is not None and event.node.data.key and event.node.data.key != self.shown:
             self.show_node(event.node.data.key)
 
     def show_node(self, key: str | None) -> None:
@@ -89,6 +92,7 @@ class DiagnosisScreen(Screen):
             answers.mount_all([Button(c, name=c, classes="answer", variant="primary" if c == view.answered else "default")
                                for c in view.choices] + [Button("skip", classes="answer skip")])
         self.query_one("#answer-box").display = asking
+        self.shown = key
         self.query_one("#detail-box", VerticalScroll).scroll_home(animate=False)
 
     # -- actions -----------------------------------------------------------------------------
