@@ -21,6 +21,7 @@ PLUGIN_COMMANDS = {
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
+SYMPTOMS = ("hang", "slow", "crash", "error")  # --symptom's choices (the terminal UI asks the same)
 
 DIAGNOSE_DESCRIPTION = """\
 Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,
@@ -59,7 +60,7 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
                    help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
                    "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")
     p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
-    p.add_argument("--symptom", choices=("hang", "slow", "crash", "error"),
+    p.add_argument("--symptom", choices=SYMPTOMS,
                    help="what the job showed: narrows the candidate causes of pasted text")
     p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
 

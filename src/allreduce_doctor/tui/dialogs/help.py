@@ -33,8 +33,10 @@ def key_label(binding: Binding) -> str:
 def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(where, [(keys, what)]) for the app and every screen and dialog."""
     from allreduce_doctor.tui.dialogs.export import ExportDialog
+    from allreduce_doctor.tui.dialogs.paste import PasteDialog
     from allreduce_doctor.tui.dialogs.post import PostDialog
     from allreduce_doctor.tui.dialogs.raw import RawDialog
+    from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
     from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
     from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
     from allreduce_doctor.tui.screens.probing import ProbingScreen
@@ -52,6 +54,8 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Export dialog", rows(ExportDialog) + [("up / down", "choose the format: the preview follows, > marks it"),
                                                 ("enter", "on a format: on to the file name")]),
         ("Post dialog", rows(PostDialog) + [("left / right, enter", "choose github or jira (the defaults follow)")]),
+        ("Add evidence dialog", rows(PasteDialog)),
+        ("Symptom dialog", rows(SymptomDialog) + [("left / right, enter", "choose what the reporter saw")]),
         ("Fleet screen", rows(FleetScreen) + [("enter", "on a node: its own diagnosis; on a setting: its first odd node")]),
         ("A fleet's node", rows(NodeDiagnosisScreen)),
         ("Help", rows(HelpDialog)),
