@@ -7,6 +7,7 @@ import sys
 
 from allreduce_doctor import __version__
 from allreduce_doctor.status import EXIT_BAD_INPUT, PROG, TOOL_EXIT_HELP, VERDICT_EXIT_HELP
+from allreduce_doctor.symptoms import SYMPTOMS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (2 ms of --version)
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ PLUGIN_COMMANDS = {
     "watch": "allreduce_doctor.tui.command",
 }
 COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
-SYMPTOMS = ("hang", "slow", "crash", "error")  # --symptom's choices (the terminal UI asks the same)
 
 DIAGNOSE_DESCRIPTION = """\
 Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
-from allreduce_doctor.cli import SYMPTOMS
+from allreduce_doctor.symptoms import SYMPTOMS
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.widgets.answers import AnswerBar
 
