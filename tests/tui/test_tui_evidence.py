@@ -81,7 +81,10 @@ def test_a_paste_added_in_the_dialog_re_runs_the_diagnosis_with_every_source(tmp
             after = app.data["verdict"], candidates(app)[0], static_text(app.screen.query_one("#verdict"))
             files = [f["file"] for f in app.session.options.evidence_report["files"]]
             await _add(app, pilot, f"{P}NCCL INFO NCCL_IB_TC set by environment to 106.\n")  # a third: all kept
-            return after, files, [f["file"] for f in app.session.options.evidence_report["files"]], app.data["verdict"]
+            await pilot.press("p", "d")  # the probe list and back: the diagnosis with the pastes, not the first
+            await until(pilot, lambda: isinstance(app.screen, DiagnosisScreen))
+            return after, files, [f["file"] for f in app.screen.session.options.evidence_report["files"]], \
+                app.screen.data["verdict"]
 
     (verdict, first, headline), files, files3, verdict3 = run(go())
     assert verdict == "fault" and headline.startswith("FAULT FOUND: wrong_gid_index")
@@ -127,3 +130,17 @@ def test_a_nodes_diagnosis_has_no_symptom_key():
 
     still, footer = run(go())
     assert still and "v Add paste" in footer and "Symptom" not in footer
+
+
+def test_the_first_screen_names_the_paste_it_reads(tmp_path, monkeypatch):
+    from allreduce_doctor import commands
+    from allreduce_doctor.cli import build_parser
+    from allreduce_doctor.tui import app as app_module
+
+    seen = []
+    monkeypatch.setattr(commands, "_wants_tui", lambda args: True)
+    monkeypatch.setattr(app_module, "run_app", lambda make, what: seen.append(what) or 0)
+    paste = tmp_path / "paste.txt"
+    paste.write_text(RETRY)
+    assert commands.cmd_diagnose(build_parser().parse_args(["diagnose", "--evidence", str(paste)])) == 0
+    assert seen == [str(paste)]  # "Loading ... to read PASTE", not "this node"

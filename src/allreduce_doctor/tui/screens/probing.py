@@ -142,8 +142,8 @@ class ProbingScreen(Screen):
         self.app.show_diagnosis(msg.data)
 
     def action_show_diagnosis(self) -> None:
-        if self.data is not None:
-            self.app.show_diagnosis(self.data)
+        if self.data is not None:  # the app's latest: a paste added since may have diagnosed again
+            self.app.show_diagnosis(self.app.data or self.data)
         else:
             self.notify("Still probing: the diagnosis opens when the probes are done.")
 
