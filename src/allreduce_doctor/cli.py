@@ -7,6 +7,7 @@ import sys
 
 from allreduce_doctor import __version__
 from allreduce_doctor.status import EXIT_BAD_INPUT, PROG, TOOL_EXIT_HELP, VERDICT_EXIT_HELP
+from allreduce_doctor.symptoms import SYMPTOMS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (2 ms of --version)
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
                    help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
                    "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")
     p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
-    p.add_argument("--symptom", choices=("hang", "slow", "crash", "error"),
+    p.add_argument("--symptom", choices=SYMPTOMS,
                    help="what the job showed: narrows the candidate causes of pasted text")
     p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
 

@@ -64,7 +64,8 @@ def cmd_diagnose(args) -> int:
         except ModuleNotFoundError:
             run_app = None
         if run_app is not None:
-            return run_app(lambda: session_from_args(args, interactive=True), args.snapshot or "this node")
+            what = args.snapshot or (", ".join(args.evidence) if args.evidence and not args.live else "this node")
+            return run_app(lambda: session_from_args(args, interactive=True), what)
     session = session_from_args(args)
     data = session.diagnose().to_dict()
     if args.format == "prometheus":  # the metrics carry port rates and run time, which the JSON does not

@@ -60,13 +60,27 @@ def ibv_devinfo(node: "N.Node") -> str:
     return "\n".join(out)
 
 
+DEFAULT_PFC = "0   0   0   1   0   0   0   0"  # mlnx_qos's `enabled` row: PFC on priority 3
+
+
+def pfc_priorities(node: "N.Node", i: int) -> set[int]:
+    """The priorities with PFC enabled on port i (what mlnx_qos and dcb print for it)."""
+    return {prio for prio, bit in enumerate(node.pfc.get(i, DEFAULT_PFC).split()) if bit == "1"}
+
+
 def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
-    """mlx5 `ethtool -S` with PFC on priority 3: traffic and pause frames on prio 3."""
+    """mlx5 `ethtool -S`: traffic on node.traffic_prio; pause frames only where that priority has
+    PFC enabled on this port. PFC pauses per priority (IEEE 802.1Qbb): a priority without PFC sends
+    and counts no PFC frames, so rx/tx_prio<p>_pause stay 0 there; rx/tx_pause_ctrl_phy count the
+    port's link-layer pause frames (NVIDIA, "Understanding mlx5 ethtool Counters"), none with PFC
+    and global pause both off. A port with PFC off never shows pause frames."""
+    paused = {node.traffic_prio} & pfc_priorities(node, i)
     base = {
         "rx_packets": 920114736201, "tx_packets": 918334120771, "rx_bytes": 3812039947284012,
         "tx_bytes": 3806110238476331, "rx_out_of_buffer": 0, "rx_discards_phy": 0, "tx_discards_phy": 0,
         "rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": 412, "rx_buffer_passed_thres_phy": 0,
-        "rx_pause_ctrl_phy": 1802231, "tx_pause_ctrl_phy": 1733009, "rx_global_pause": 0, "tx_global_pause": 0,
+        "rx_pause_ctrl_phy": 1802231 if paused else 0, "tx_pause_ctrl_phy": 1733009 if paused else 0,
+        "rx_global_pause": 0, "tx_global_pause": 0,
         "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
     }
     for prio in range(8):
@@ -75,18 +89,18 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         base[f"rx_prio{prio}_packets"] = 917114736201 if on else 1024 * (prio + 1)
         base[f"tx_prio{prio}_bytes"] = 3796110238476331 if on else 1048576 * (prio + 1)
         base[f"tx_prio{prio}_packets"] = 915334120771 if on else 1024 * (prio + 1)
-        base[f"rx_prio{prio}_pause"] = 1802231 if on else 0
-        base[f"rx_prio{prio}_pause_duration"] = 90111550 if on else 0
-        base[f"tx_prio{prio}_pause"] = 1733009 if on else 0
-        base[f"tx_prio{prio}_pause_duration"] = 86650450 if on else 0
+        base[f"rx_prio{prio}_pause"] = 1802231 if prio in paused else 0
+        base[f"rx_prio{prio}_pause_duration"] = 90111550 if prio in paused else 0
+        base[f"tx_prio{prio}_pause"] = 1733009 if prio in paused else 0
+        base[f"tx_prio{prio}_pause_duration"] = 86650450 if prio in paused else 0
     p = node.traffic_prio
     if later and node.traffic:
         for name in ("rx_packets", "tx_packets", f"rx_prio{p}_packets", f"tx_prio{p}_packets"):
             base[name] += 2_800_000
         for name in ("rx_bytes", "tx_bytes", f"rx_prio{p}_bytes", f"tx_prio{p}_bytes"):
             base[name] += 11_600_000_000
-        if p == 3:  # PFC is on priority 3 only: pause frames exist only there
-            for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
+        if p in paused:
+            for name in (f"rx_prio{p}_pause", f"tx_prio{p}_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
                 base[name] += 120
     if node.driver == "bnxt":
         base = {_bnxt_name(k): v for k, v in base.items() if _bnxt_name(k)}
@@ -120,8 +134,9 @@ def _bnxt_name(mlx5: str) -> str | None:
 
 def dcb_pfc(node: "N.Node", i: int) -> str:
     """iproute2 `dcb -j pfc show dev IF` (the inbox-driver way), PFC on priority 3."""
-    flags = [bit == "1" for bit in node.pfc.get(i, "0   0   0   1   0   0   0   0").split()]
-    return '{"pfc_cap":8,"macsec_bypass":false,"delay":0,"prio_pfc":[' + ",".join(str(f).lower() for f in flags) + "]}\n"
+    enabled = pfc_priorities(node, i)
+    return '{"pfc_cap":8,"macsec_bypass":false,"delay":0,"prio_pfc":[' + ",".join(
+        str(prio in enabled).lower() for prio in range(8)) + "]}\n"
 
 
 def dcb_app() -> str:
@@ -132,7 +147,7 @@ def dcb_app() -> str:
 
 def mlnx_qos(node: "N.Node", i: int) -> str:
     """mlnx_qos -i IF in the tool's own layout (tab-indented rows), DSCP trust, default map."""
-    pfc = node.pfc.get(i, "0   0   0   1   0   0   0   0")
+    pfc = node.pfc.get(i, DEFAULT_PFC)
     lines = ["DCBX mode: OS controlled", "Priority trust state: dscp", "dscp2prio mapping:"]
     for prio in range(8):
         dscps = ",".join(f"{d:02d}" for d in range(prio * 8 + 7, prio * 8 - 1, -1))

@@ -57,7 +57,7 @@ def test_post_without_a_token_shows_the_one_line_error(tracker):
             dialog = await _post_form(app, pilot, "github", "acme/gpu-incidents", tracker.url)
             return static_text(dialog.query_one("#post-status"))
 
-    assert run(go()) == ("--post github: no token: set GH_TOKEN or GITHUB_TOKEN "
+    assert run(go()) == ("github: no token: set GH_TOKEN or GITHUB_TOKEN "
                          "(a token that may create issues in acme/gpu-incidents)")
     assert tracker.requests == []
 

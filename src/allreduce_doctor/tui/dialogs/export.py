@@ -1,4 +1,7 @@
-"""Export: choose a format, preview the document, save it to a file."""
+"""Export: choose a format, preview the document, save it to a file.
+
+The format list's cursor is the choice: the preview follows it (up/down, the mouse), and the
+chosen format carries a marker and is named in words, so nothing depends on colour."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, RadioButton, RadioSet, Static
+from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.output import write_file
@@ -30,6 +34,13 @@ def default_name(data: dict, fmt: str) -> str:
     what = (data.get("root_cause") or data.get("healthy") or {}).get("id") or data.get("verdict", "report")
     host = "".join(c if c.isalnum() or c in "-_." else "_" for c in (ctx.get("host") or "node"))
     return f"allreduce-doctor-{host}-{what}{suffix(fmt)}"
+
+
+CHOSEN, OTHER = "> ", "  "  # the marker before the chosen format
+
+
+def format_prompt(fmt: str, chosen: bool) -> str:
+    return (CHOSEN if chosen else OTHER) + fmt
 
 
 def save(path: str, text: str) -> str:
@@ -58,9 +69,8 @@ class ExportDialog(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog", classes="dialog"):
             with Horizontal(id="export-top"):
-                with RadioSet(id="formats"):
-                    for i, fmt in enumerate(self.formats):
-                        yield RadioButton(fmt, value=i == 0, name=fmt)
+                yield OptionList(*(Option(format_prompt(fmt, fmt == self.fmt), id=fmt) for fmt in self.formats),
+                                 id="formats")
                 with VerticalScroll(id="preview-box"):
                     yield Static("", id="preview")
             yield Static("", id="format-about")
@@ -76,22 +86,30 @@ class ExportDialog(ModalScreen):
         self.query_one("#export-dialog").border_title = "Export the diagnosis"
         self.query_one("#preview-box").border_title = "Preview"
         self._preview()
-        self.query_one(RadioSet).focus()
+        self.query_one("#formats", OptionList).focus()
 
     def _text(self) -> str:
         return self.renderer(self.data, self.fmt)
 
     def _preview(self) -> None:
-        self.query_one("#format-about", Static).update(f"[$text-muted]{esc(self.fmt)}: {esc(self.about.get(self.fmt, ''))}[/]")
+        self.query_one("#format-about", Static).update(
+            f"format [b]{esc(self.fmt)}[/] [$text-muted]({esc(self.about.get(self.fmt, ''))})[/]")
         try:
             text = self._text()
         except DoctorError as err:
             text = f"cannot render {self.fmt}: {err}"
         self.query_one("#preview", Static).update(Content(text))
+        self.query_one("#preview-box", VerticalScroll).scroll_home(animate=False)
 
-    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        fmt = event.option.id
+        if fmt is None or fmt == self.fmt:
+            return
+        formats = self.query_one("#formats", OptionList)
+        formats.replace_option_prompt(self.fmt, format_prompt(self.fmt, False))
+        formats.replace_option_prompt(fmt, format_prompt(fmt, True))
         old = default_name(self.data, self.fmt)
-        self.fmt = event.pressed.name or self.fmt
+        self.fmt = fmt
         path = self.query_one("#export-path", Input)
         if path.value == old:  # follow the format unless the user typed a name
             path.value = default_name(self.data, self.fmt)
@@ -112,6 +130,9 @@ class ExportDialog(ModalScreen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_save()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.query_one("#export-path", Input).focus()  # enter on a format: on to the file name
 
     def action_save(self) -> None:
         path = self.query_one("#export-path", Input).value.strip()

@@ -22,6 +22,9 @@ NAVIGATION = [
 ]
 
 
+KEY_PADDING = 3  # .help-key's padding in doctor.tcss: 2 to indent, 1 to keep a gap
+
+
 def key_label(binding: Binding) -> str:
     names = {"question_mark": "?", "escape": "esc"}
     return binding.key_display or " / ".join(names.get(k.strip(), k.strip()) for k in binding.key.split(","))
@@ -30,8 +33,10 @@ def key_label(binding: Binding) -> str:
 def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(where, [(keys, what)]) for the app and every screen and dialog."""
     from allreduce_doctor.tui.dialogs.export import ExportDialog
+    from allreduce_doctor.tui.dialogs.paste import PasteDialog
     from allreduce_doctor.tui.dialogs.post import PostDialog
     from allreduce_doctor.tui.dialogs.raw import RawDialog
+    from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
     from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
     from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
     from allreduce_doctor.tui.screens.probing import ProbingScreen
@@ -46,8 +51,11 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Diagnosis screen", rows(DiagnosisScreen)),
         ("Watch screen", rows(WatchScreen)),
         ("Raw value dialog", rows(RawDialog)),
-        ("Export dialog", rows(ExportDialog) + [("up / down, enter", "choose the format (the preview follows)")]),
+        ("Export dialog", rows(ExportDialog) + [("up / down", "choose the format: the preview follows, > marks it"),
+                                                ("enter", "on a format: on to the file name")]),
         ("Post dialog", rows(PostDialog) + [("left / right, enter", "choose github or jira (the defaults follow)")]),
+        ("Add evidence dialog", rows(PasteDialog)),
+        ("Symptom dialog", rows(SymptomDialog) + [("left / right, enter", "choose what the reporter saw")]),
         ("Fleet screen", rows(FleetScreen) + [("enter", "on a node: its own diagnosis; on a setting: its first odd node")]),
         ("A fleet's node", rows(NodeDiagnosisScreen)),
         ("Help", rows(HelpDialog)),
@@ -59,13 +67,18 @@ class HelpDialog(ModalScreen):
     BINDINGS = [Binding("escape,question_mark", "dismiss", "Close", tooltip="close this help")]
 
     def compose(self) -> ComposeResult:
+        sections = key_sections()
+        # The key column fits the widest label and a gap (its CSS padding), so a label never runs
+        # into its description ("up / down, enterchoose").
+        width = max(len(keys) for _, rows in sections for keys, _ in rows) + KEY_PADDING
         with Vertical(id="help-dialog", classes="dialog"):
             with VerticalScroll(id="help-scroll"):
-                for title, rows in key_sections():
+                for title, rows in sections:
                     yield Static(f"[b $text-accent]{esc(title)}[/]", classes="help-title")
                     for keys, what in rows:  # two columns, so a long line wraps under its text
-                        yield Horizontal(Static(f"[b]{esc(keys)}[/]", classes="help-key"),
-                                         Static(esc(what), classes="help-what"), classes="help-row")
+                        key = Static(f"[b]{esc(keys)}[/]", classes="help-key")
+                        key.styles.width = width
+                        yield Horizontal(key, Static(esc(what), classes="help-what"), classes="help-row")
             yield Footer()
 
     def on_mount(self) -> None:

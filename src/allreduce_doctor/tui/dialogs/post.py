@@ -8,6 +8,7 @@ of tokens by the poster)."""
 
 from __future__ import annotations
 
+import re
 from argparse import Namespace
 
 from textual.app import ComposeResult
@@ -22,6 +23,28 @@ from allreduce_doctor.tui.text import esc
 
 TARGETS = ("github", "jira")
 PLACEHOLDER = {"github": ("OWNER/REPO", "https://api.github.com"), "jira": ("PROJECT", "https://example.atlassian.net")}
+
+
+# The poster's errors name `export --post`'s flags; the form names its own fields instead.
+# Ordered: a flag with its example value first, then the bare flag.
+FORM_WORDS = [
+    (r"--post (github|jira)\b", r"\1"),
+    (r"--repo OWNER/REPO", "the repository field (OWNER/REPO)"),
+    (r"--project KEY", "the project field"),
+    (r"--base-url https://\S+?(,|$)", r"the base URL field\1"),
+    (r"--repo\b", "repository"),
+    (r"--project\b", "project"),
+    (r"--base-url\b", "base URL"),
+    (r"--jira-email, ", ""),
+    (r"--label\b", "label"),
+]
+
+
+def form_words(message: str) -> str:
+    """A poster's one-line error in the words of this form (its field names, not CLI flags)."""
+    for flag, field in FORM_WORDS:
+        message = re.sub(flag, field, message)
+    return message
 
 
 def config_defaults() -> tuple[dict, str]:
@@ -127,7 +150,7 @@ class PostDialog(ModalScreen):
         elif event.state == WorkerState.ERROR:
             err = event.worker.error
             # The poster's errors are one line with tokens scrubbed; anything else is a bug, said in one line too.
-            self._status("$text-error", str(err) if isinstance(err, DoctorError) else f"{type(err).__name__}: {err}")
+            self._status("$text-error", form_words(str(err)) if isinstance(err, DoctorError) else f"{type(err).__name__}: {err}")
 
     def _status(self, style: str, message: str) -> None:
         self.query_one("#post-status", Static).update(f"[{style}]{esc(message)}[/]")

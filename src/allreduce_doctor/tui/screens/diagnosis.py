@@ -10,24 +10,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, Tree
 
+from allreduce_doctor.tui.evidence_run import Sources, ranks_candidates, with_symptom
 from allreduce_doctor.tui.state import where
 from allreduce_doctor.tui.tree_model import DiagnosisModel
+from allreduce_doctor.tui.widgets.answers import AnswerBar
 from allreduce_doctor.tui.widgets.decision_tree import DecisionTree, Item
 from allreduce_doctor.tui.text import esc
-from allreduce_doctor.tui.widgets.detail import cause_markup, node_markup, verdict_markup
-
-
-class AnswerBar(Horizontal):
-    """The choices of a question; left and right move between them."""
-
-    BINDINGS = [Binding("left", "move(-1)", "Previous answer", show=False),
-                Binding("right", "move(1)", "Next answer", show=False)]
-
-    def action_move(self, step: int) -> None:
-        buttons = list(self.query(Button))
-        if buttons:
-            at = next((i for i, b in enumerate(buttons) if b.has_focus), -step)
-            buttons[(at + step) % len(buttons)].focus()
+from allreduce_doctor.tui.widgets.detail import cause_markup, evidence_keys, node_markup, verdict_markup
 
 
 class DiagnosisScreen(Screen):
@@ -38,6 +27,8 @@ class DiagnosisScreen(Screen):
         Binding("e", "app.export", "Export", tooltip="export the diagnosis: choose a format, preview, save"),
         Binding("w", "app.watch", "Watch", tooltip="watch the counters live (a bundle: replay its samples)"),
         Binding("p", "probes", "Probes", show=False, tooltip="back to the list of probes and their states"),
+        Binding("v", "add_paste", "Add paste", tooltip="add pasted text or a file to the evidence and diagnose again"),
+        Binding("s", "symptom", "Symptom", tooltip="what the reporter saw (hang, slow, crash, error): re-ranks a paste's candidates"),
     ]
 
     def __init__(self, session, data: dict) -> None:
@@ -45,7 +36,9 @@ class DiagnosisScreen(Screen):
         self.session = session
         self.data = data
         self.model = DiagnosisModel(session.doctor.runbooks, data, session.options.answers)
+        self.sources = Sources.of(session)  # the evidence read so far, for `v`
         self.selected: str | None = None
+        self.shown: str | None = None  # the step the right panel draws (its answer buttons included)
 
     def compose(self) -> ComposeResult:
         yield Static(verdict_markup(self.data, where(self.session, full=False)), id="verdict")
@@ -58,7 +51,7 @@ class DiagnosisScreen(Screen):
                         yield AnswerBar(id="answers")
                     yield Static("", id="detail")
                 with VerticalScroll(id="cause-box"):
-                    yield Static(cause_markup(self.data), id="cause")
+                    yield Static(self._cause(), id="cause")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -72,7 +65,9 @@ class DiagnosisScreen(Screen):
 
     # -- selection ---------------------------------------------------------------------------
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
-        if event.node.data is not None and event.node.data.key:
+        # The cursor landing on the step already drawn (after `a` moved it there) must not
+        # rebuild its answer buttons: that would drop the focus `a` just gave them.
+        if event.node.data is not None and event.node.data.key and event.node.data.key != self.shown:
             self.show_node(event.node.data.key)
 
     def show_node(self, key: str | None) -> None:
@@ -89,6 +84,7 @@ class DiagnosisScreen(Screen):
             answers.mount_all([Button(c, name=c, classes="answer", variant="primary" if c == view.answered else "default")
                                for c in view.choices] + [Button("skip", classes="answer skip")])
         self.query_one("#answer-box").display = asking
+        self.shown = key
         self.query_one("#detail-box", VerticalScroll).scroll_home(animate=False)
 
     # -- actions -----------------------------------------------------------------------------
@@ -127,17 +123,61 @@ class DiagnosisScreen(Screen):
             answers.pop(name, None)
         else:
             answers[name] = choice
-        self.data = self.session.reanswer(answers).to_dict()
-        self.app.data = self.data
-        self.model = DiagnosisModel(self.session.doctor.runbooks, self.data, self.session.options.answers)
-        self.query_one("#verdict", Static).update(verdict_markup(self.data, where(self.session, full=False)))
-        self.query_one("#cause", Static).update(cause_markup(self.data))
+        self.redraw(self.session.reanswer(answers).to_dict(), key)
+        outcome = (self.model.steps.get(key) or {}).get("means", "")
+        self.notify(f"{name} = {choice or 'skipped'}: {outcome}", title="The walk continued")
+
+    def redraw(self, data: dict, key: str | None = None) -> None:
+        """Show a new Diagnosis of this screen's session: verdict, tree, cause (cursor on key)."""
+        self.data = self.app.data = data
+        self.model = DiagnosisModel(self.session.doctor.runbooks, data, self.session.options.answers)
+        self.query_one("#verdict", Static).update(verdict_markup(data, where(self.session, full=False)))
+        self.query_one("#cause", Static).update(self._cause())
+        key = key if key in self.model.steps else self.model.focus_key()
         tree = self.query_one(DecisionTree)
         tree.show(self.model, focus_key=key)
         tree.focus()
         self.show_node(key)
-        outcome = (self.model.steps.get(key) or {}).get("means", "")
-        self.notify(f"{name} = {choice or 'skipped'}: {outcome}", title="The walk continued")
+
+    def _cause(self) -> str:
+        """The root-cause panel; with pasted evidence, a first line naming the symptom and the keys."""
+        ranked = ranks_candidates(self.session)
+        if not ranked and not self.session.options.evidence:
+            return cause_markup(self.data)
+        return f"{evidence_keys(self.session.options.symptom, ranked)}\n{cause_markup(self.data)}"
+
+    # -- evidence: add a paste, say the symptom ----------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """The symptom ranks only a paste's candidates (pasted text alone): no key for it elsewhere."""
+        return ranks_candidates(self.session) if action == "symptom" else True
+
+    def action_add_paste(self) -> None:
+        from allreduce_doctor.tui.dialogs.paste import PasteDialog
+
+        self.app.push_screen(PasteDialog(self.session, self.sources), self._pasted)
+
+    def _pasted(self, result) -> None:
+        if not result:
+            return
+        self.sources, session, data = result
+        if self.app.session is self.session:
+            self.app.session = session  # watch and quit follow the new diagnosis
+        self.session = session
+        self.redraw(data, self.selected)
+        self.notify(f"{len(self.sources.paths) + len(self.sources.texts)} evidence sources read",
+                    title="Diagnosed again")
+
+    def action_symptom(self) -> None:
+        from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
+
+        self.app.push_screen(SymptomDialog(self.session.options.symptom), self._symptom_said)
+
+    def _symptom_said(self, symptom: str | None) -> None:
+        if symptom is None:
+            return
+        self.redraw(with_symptom(self.session, symptom or None), self.selected)
+        first = (self.data.get("root_cause") or {}).get("id") or "no candidate"
+        self.notify(f"symptom {symptom or 'not said'}: most likely {first}", title="Candidates re-ranked")
 
     def action_raw(self) -> None:
         from allreduce_doctor.tui.dialogs.raw import RawDialog

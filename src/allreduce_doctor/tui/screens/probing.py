@@ -1,7 +1,7 @@
 """The first screen: every probe's state while the Session observes the node.
 
-The Session is built, and observe() and diagnose() run, in a thread worker: the screen is up
-before the runbooks are even loaded. The probe runner's progress callback posts messages
+The Session is built, and observe() and diagnose() run, in a thread worker started once the
+screen has been drawn: the screen is up before the runbooks are even loaded. The probe runner's progress callback posts messages
 (post_message is thread-safe), so the UI never blocks. The counter-sampling wait is a progress
 bar driven by a timer, since the runner only says when the wait starts and ends."""
 
@@ -73,7 +73,9 @@ class ProbingScreen(Screen):
         table.add_column("state", key="state", width=14)
         table.add_column("reads", key="reads")
         self.set_interval(0.1, self._tick_wait)
-        self.run_worker(self._observe, thread=True, name="observe", exit_on_error=False)
+        # Start loading once this screen has been drawn: the worker's Doctor.load is CPU work that
+        # would otherwise compete with the first paint for the interpreter.
+        self.call_after_refresh(self.run_worker, self._observe, thread=True, name="observe", exit_on_error=False)
 
     # -- the worker (a thread) -----------------------------------------------------------------
     def _observe(self) -> None:
@@ -140,8 +142,8 @@ class ProbingScreen(Screen):
         self.app.show_diagnosis(msg.data)
 
     def action_show_diagnosis(self) -> None:
-        if self.data is not None:
-            self.app.show_diagnosis(self.data)
+        if self.data is not None:  # the app's latest: a paste added since may have diagnosed again
+            self.app.show_diagnosis(self.app.data or self.data)
         else:
             self.notify("Still probing: the diagnosis opens when the probes are done.")
 

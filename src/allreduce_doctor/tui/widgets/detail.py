@@ -90,6 +90,24 @@ def _listed(out: list[str], title: str, lines: list[str]) -> None:
         out += lines
 
 
+def candidate_lines(d: dict) -> list[str]:
+    """A paste's ranked candidates (findings with a confidence): the lines for and against, the next step."""
+    out = []
+    for i, f in enumerate((f for f in d.get("findings", []) if f.get("confidence")), 1):
+        out.append(f"{i}. [b]{esc(f['cause'])}[/] ([b]{esc(f['confidence'])}[/] confidence): {esc(f.get('title', ''))}")
+        out += [f"   [$text-success]for:[/]     {esc(line)}" for line in f.get("supporting") or []]
+        out += [f"   [$text-error]against:[/] {esc(line)}" for line in f.get("contradicting") or []]
+        if f.get("next_step"):
+            out.append(f"   [b]next:[/]    {esc(f['next_step'])}")
+    return out
+
+
+def evidence_keys(symptom: str | None, ranked: bool) -> str:
+    """The line under a paste's root cause: what was said, and the keys that add to it."""
+    said = f"symptom [b]{esc(symptom)}[/]" if symptom else "symptom not said"
+    return f"[$text-muted]{said} (s: change it)  ·  v: add a paste[/]" if ranked else "[$text-muted]v: add a paste[/]"
+
+
 def cause_markup(d: dict) -> str:
     """The root cause (or healthy end), the fix, how to verify it, secondary findings."""
     rc = d.get("root_cause")
@@ -106,11 +124,12 @@ def cause_markup(d: dict) -> str:
             out += ["", esc(healthy["summary"])]
     else:
         out.append("[$text-warning b]No root cause named.[/]")
+    _listed(out, "Candidates (most likely first)", candidate_lines(d))
     _listed(out, "Remediation", [f"{i}. \\[{esc(r.get('owner', '-'))}] {esc(r['step'])}"
                                  for i, r in enumerate(d.get("remediation") or [], 1)])
     _listed(out, "Verification", [f"- {esc(v)}" for v in d.get("verification") or []])
     _listed(out, "Next steps", [f"- {esc(s)}" for s in healthy.get("next_steps") or []])
-    others = [f for f in d.get("findings", []) if not rc or f.get("cause") != rc.get("id")]
+    others = [f for f in d.get("findings", []) if not f.get("confidence") and (not rc or f.get("cause") != rc.get("id"))]
     _listed(out, "Secondary findings", [
         f"- [b]{esc(f['cause'])}[/] ({esc(f.get('severity'))}, owner {esc(f.get('owner'))}): {esc(f.get('title', ''))}"
         for f in others] or ["[$text-muted]none[/]"])
