@@ -57,8 +57,14 @@ def _bring(s: dict) -> str:
     return f"Bring {listed(s['odd'])} to the fleet's {s['title']}: {s['majority']}."
 
 
+# Where a node's own diagnosis (its evidence) is read: a bundle's, or a pasted host's (fleet/pasted.py).
+DRILL = {False: "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).",
+         True: "Each host's own diagnosis has the evidence (after the fleet report; JSON: hosts)."}
+
+
 class _Builder:
-    def __init__(self, results: dict[str, dict], unreachable: dict[str, str]) -> None:
+    def __init__(self, results: dict[str, dict], unreachable: dict[str, str], pasted: bool = False) -> None:
+        self.pasted = pasted  # pasted hosts: their own causes rank first (the worst host's is the root cause)
         self.ok = {n: r for n, r in results.items() if "error" not in r}
         self.unreachable = dict(unreachable)
         self.unreachable.update({n: r["error"] for n, r in results.items() if "error" in r})
@@ -159,7 +165,7 @@ class _Builder:
             rows = [o for o in found if o["metric"] == metric]
             self.evidence("fleet.outliers", metric, {o["node"]: o["value"] for o in rows},
                           f"near the fleet median {rows[0]['median']:g} (MAD {rows[0]['mad']:g})", f"fleet comparison, {METRICS[metric][0]}")
-        fix = [(f"Drain {listed(by_node)} and diagnose each alone (allreduce-doctor diagnose --snapshot NODE.tar.gz).", "host")]
+        fix = [(f"Drain {listed(by_node)} and diagnose each alone. {DRILL[self.pasted]}", "host")]
         self.finding(RANK_OUTLIERS, "straggler_node", "major", "host", "fleet.outliers", by_node,
                      f"{len(by_node)} node{'s are' if len(by_node) > 1 else ' is'} measurably off the fleet: {means}.", list(by_node), fix)
 
@@ -175,15 +181,18 @@ class _Builder:
         else:
             self.step("fleet.nodes", title, "yes", "; ".join(f"{c} on {n} node{'s' if n > 1 else ''}" for c, n in counts.most_common()),
                       {n: c["id"] for n, c in faults.items()})
-        for rank, (cause, _count) in enumerate(counts.most_common(), RANK_NODES):
+        order = [cause for cause, _count in counts.most_common()]
+        if self.pasted:  # the worst host's cause first: the most severe, then the first in paste order
+            order.sort(key=lambda c: min((SEVERITY_ORDER.get(f.get("severity"), 3), i) for i, f in enumerate(faults.values())
+                                         if f["id"] == c))
+        for rank, cause in enumerate(order, RANK_PATTERN - len(order) if self.pasted else RANK_NODES):
             nodes = [n for n, c in faults.items() if c["id"] == cause]
             first = faults[nodes[0]]
             severity = min((faults[n].get("severity") or "major" for n in nodes), key=lambda s: SEVERITY_ORDER.get(s, 3))
             self.evidence("fleet.nodes", f"root cause {cause}", nodes, "no fault", "each node's own diagnosis")
             steps = self.ok[nodes[0]].get("remediation") or []
             fix = [(f"{listed(nodes)}: {s['step']}", s.get("owner", first.get("owner"))) for s in steps[:1]]
-            summary = (f"{len(nodes)} of {len(self.ok)} nodes find {cause} on their own: {listed(nodes)}. "
-                       "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).")
+            summary = f"{len(nodes)} of {len(self.ok)} nodes find {cause} on their own: {listed(nodes)}. {DRILL[self.pasted]}"
             self.finding(rank, cause, severity, first.get("owner") or "", "fleet.nodes", {"nodes": nodes}, summary, nodes, fix)
         for node, r in self.ok.items():
             if r["verdict"] == INCONCLUSIVE:
@@ -235,10 +244,12 @@ class _Builder:
         return data
 
 
-def fleet_diagnosis(results: dict[str, dict], unreachable: dict[str, str], context: dict) -> dict:
-    """The fleet Diagnosis as JSON-ready data (see the module docstring)."""
-    b = _Builder(results, unreachable)
-    b.collected()
+def fleet_diagnosis(results: dict[str, dict], unreachable: dict[str, str], context: dict, pasted: bool = False) -> dict:
+    """The fleet Diagnosis as JSON-ready data (see the module docstring). `pasted`: the nodes are the
+    hosts of one paste (nothing was collected; their own causes come first, the most severe first)."""
+    b = _Builder(results, unreachable, pasted)
+    if not pasted:
+        b.collected()
     b.flow()
     b.settings()
     b.outliers()
