@@ -134,7 +134,8 @@ def test_reports_and_tickets_name_the_host(tmp_path, capsys):
     path.write_text(under("gpu01", bundle_paste("ib-healthy")) + "\n" + under("gpu02", bundle_paste("ib-port-down")))
     assert main(["diagnose", "--evidence", str(path)]) == 1
     text = capsys.readouterr().out
-    assert "FAULT FOUND: ib_port_down (critical, owner: network)" in text
+    assert "\nFAULT FOUND: ib_port_down on gpu02 (critical, owner: network)\n" in text
+    assert "  - setting_mismatch (critical, owner: network): a setting differs on a minority of nodes (on gpu02)\n" in text
     assert "    gpu02  fault        ib_port_down\n" in text
     assert "\n==================== host gpu02: Fault found: ib_port_down ====================\n" in text
     assert text.index("host gpu02: Fault found") < text.index("host gpu01: Inconclusive")  # faults first

@@ -160,6 +160,16 @@ class Scanner:
         self._report.lines = lineno
         self.line(raw, lineno)
 
+    def take_bulk(self, buf: bytearray, base: int, count: int, lines: int) -> None:
+        """`lines` lines from line base+1, `count` of them this part's NCCL lines (the rest blank), in bulk."""
+        self._close()
+        self._bulk(buf, 0, len(buf), base, count, lines)
+        self._report.mark("nccl_log", base + 1, base + lines, count)
+        self._report.lines = base + lines
+
+    def close_block(self) -> None:
+        self._close()
+
     def close_file(self, lines: int, size: int) -> None:
         """The end of a file read through take()."""
         self._close()

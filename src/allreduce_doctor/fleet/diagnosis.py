@@ -27,6 +27,7 @@ VERIFY = [
     "allreduce-doctor fleet again: no setting differs, no node is an outlier",
     "all_reduce_perf over every node of the job: busbw near NICs x line rate, pause and loss counters flat",
 ]
+VERIFY_PASTED = "allreduce-doctor diagnose --evidence over each host's outputs again: no host finds a cause, no setting differs"
 NEXT_STEPS = [
     "Validate the fabric under load with a collective as large as the job (all_reduce_perf over every node) "
     "while watching pause and ECN counters: a two-node test does not congest the fabric.",
@@ -72,6 +73,7 @@ class _Builder:
         self.d = Diagnosis(verdict=HEALTHY, runbooks=["fleet"])
         self.affected: set[str] = set()
         self.pending: list[tuple[int, Finding, str, list]] = []  # (rank, finding, summary, fix)
+        self.nodes_of: dict[str, list[str]] = {}  # cause -> the nodes its findings name
 
     def finding(self, rank: int, cause: str, severity: str, owner: str, step: str, value: Any, summary: str,
                 nodes, fix: list[tuple[str, str]]) -> None:
@@ -79,6 +81,7 @@ class _Builder:
         title = CAUSES[cause].title if cause in CAUSES else cause
         self.pending.append((rank, Finding(cause, title, severity, owner, step, value), summary, fix))
         self.affected.update(nodes)
+        self.nodes_of[cause] = list(dict.fromkeys([*self.nodes_of.get(cause, []), *nodes]))
 
     def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
         self.d.path.append(Step(node, "check", title, outcome, means, value))
@@ -209,7 +212,7 @@ class _Builder:
                                      "owner": finding.owner, "summary": summary, "node": finding.node}
         if self.d.findings:
             self.d.verdict = FAULT
-            self.d.verification = list(VERIFY)
+            self.d.verification = [VERIFY_PASTED, *VERIFY[1:]] if self.pasted else list(VERIFY)
         elif self.d.inconclusive or not self.ok:
             self.d.verdict = INCONCLUSIVE
         elif all(r["verdict"] == NOT_APPLICABLE for r in self.ok.values()):  # no GPUs, no RDMA anywhere
@@ -231,6 +234,9 @@ class _Builder:
                           "fabric": fabrics.most_common(1)[0][0] if len(fabrics) == 1 else "mixed" if fabrics else None,
                           **context}
         data = self.d.to_dict()
+        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
+            for finding in data["findings"]:
+                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
         data["fleet"] = {
             "nodes_checked": len(self.ok),
             "nodes_unreachable": self.unreachable,
