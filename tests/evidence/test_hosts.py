@@ -5,6 +5,7 @@ exit code follow the fleet's rule (fleet/pasted.py, evidence/hosts.py)."""
 from __future__ import annotations
 
 import json
+from itertools import zip_longest
 
 import pytest
 
@@ -12,7 +13,7 @@ from allreduce_doctor.cli import main
 from allreduce_doctor.evidence.hosts import UNATTRIBUTED
 from allreduce_doctor.export.ticket import build_ticket, fingerprint
 from tests.evidence.helpers import OUTPUTS, REAL, cli, fixture_body, load_text
-from tests.evidence.test_paste_from_bundle import HEALTHY_TABLE, SCENARIOS, diagnose_paste, paste_of
+from tests.evidence.test_paste_from_bundle import DOWN_TABLE, HEALTHY_TABLE, SCENARIOS, diagnose_paste, paste_of
 
 LOG_ONLY = REAL / "nccl-1698-roce-status12-localgid.txt"  # NCCL lines of host mycl-g2 only
 
@@ -59,6 +60,30 @@ def test_each_host_is_diagnosed_as_its_own_node(faulty, cause, step, tmp_path, c
     for d, host in ((gpu01, "gpu01"), (gpu02, "gpu02")):
         assert (d["context"]["host"], d["context"]["hosts"]) == (host, [host])
     assert build_ticket(gpu02).fingerprint == fingerprint(cause, "ib", ["gpu02"])
+
+
+def test_ibstat_alone_of_two_hosts_port_down_is_found_by_the_comparison(tmp_path, capsys):
+    """ibstat alone cannot tell a compute port (no GPU topology): each host is inconclusive on its
+    own, and the fleet's comparison names the host whose port differs (exit 1, no host's own cause)."""
+    code, data = diagnose_paste(tmp_path, capsys, f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\n[admin@gpu02 ~]$ ibstat\n{DOWN_TABLE}")
+    assert (code, data["verdict"], data["root_cause"]["id"]) == (1, "fault", "setting_mismatch")
+    assert "host" not in data["root_cause"] and data["fleet"]["nodes_affected"] == ["gpu02"]
+    assert [(h["host"], h["verdict"]) for h in data["hosts"]] == [("gpu01", "inconclusive"), ("gpu02", "inconclusive")]
+    odd = {s["key"]: s["odd"] for s in data["fleet"]["settings"] if s["odd"]}
+    assert odd == {"port_state": {"gpu02": {"mlx5_1/1": "DOWN"}}}
+    assert [(f["cause"], f["hosts"]) for f in data["findings"]] == [("setting_mismatch", ["gpu02"])]
+
+
+def test_ibstat_alone_of_two_hosts_port_at_100_of_400_is_that_hosts_cause(tmp_path, capsys):
+    """A port at 100 Gb/s beside its 400 Gb/s peer is link_degraded on gpu02 from its ibstat alone."""
+    slow = HEALTHY_TABLE.replace("Rate: 400", "Rate: 100", 1)
+    code, data = diagnose_paste(tmp_path, capsys, f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\n[admin@gpu02 ~]$ ibstat\n{slow}")
+    assert (code, data["verdict"]) == (1, "fault")
+    assert {k: data["root_cause"][k] for k in ("id", "host", "hosts")} == {"id": "link_degraded", "host": "gpu02",
+                                                                            "hosts": ["gpu02"]}
+    assert [(h["host"], h["verdict"], (h["root_cause"] or {}).get("id")) for h in data["hosts"]] == [
+        ("gpu01", "inconclusive", None), ("gpu02", "fault", "link_degraded")]
+    assert [f["cause"] for f in data["findings"]][0] == "link_degraded"
 
 
 def test_the_worst_host_gives_the_root_cause_whatever_the_order(tmp_path, capsys):
@@ -151,12 +176,12 @@ def test_reports_and_tickets_name_the_host(tmp_path, capsys):
 
 
 def test_stdin_paste_of_several_hosts_reads_like_a_file(tmp_path):
-    text = f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# ibstat\n{HEALTHY_TABLE.replace('Active', 'Down', 1)}"
+    text = f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# ibstat\n{DOWN_TABLE}"
     path = tmp_path / "paste.txt"
     path.write_text(text)
     piped = cli("diagnose", "--evidence", "-", "--format", "json", stdin=text.encode())
     given = cli("diagnose", "--evidence", str(path), "--format", "json")
-    assert (piped.returncode, given.returncode) == (given.returncode, given.returncode)
+    assert (piped.returncode, given.returncode) == (1, 1)
     strip = lambda d: [(h["host"], h["verdict"], outcomes(h)) for h in d["hosts"]]  # noqa: E731
     assert strip(json.loads(piped.stdout)) == strip(json.loads(given.stdout))
     assert [h["host"] for h in json.loads(piped.stdout)["hosts"]] == ["gpu01", "gpu02"]
@@ -168,3 +193,32 @@ def test_node_metrics_formats_refuse_a_paste_of_several_hosts(tmp_path, capsys):
     assert main(["diagnose", "--evidence", str(path), "--format", "prometheus"]) == 2
     assert capsys.readouterr().err == ("allreduce-doctor: error: --format prometheus describes one node; this paste "
                                        "names 2 hosts (gpu01, gpu02): give one host's outputs alone\n")
+
+
+def _rank_lines(host: str, count: int, fail_every: int = 0) -> list[str]:
+    lines = [f"{host}:{100 + i % 8}:{200 + i % 8} [{i % 8}] NCCL INFO Channel {i % 32:02d}/0 : {i % 8}[{i % 8}] -> "
+             f"{(i + 1) % 8}[{(i + 1) % 8}] via NET/IB/{i % 8}/GDRDMA" for i in range(count)]
+    lines.insert(1, f"{host}:100:200 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>")
+    for i in range(fail_every, count, fail_every) if fail_every else ():
+        lines.insert(i, f"{host}:101:201 [1] NCCL INFO Call to connect returned Connection refused, retrying")
+    return lines
+
+
+def test_a_large_log_of_several_hosts_splits_by_rank_prefix(tmp_path):
+    """Thousands of interleaved lines (read in bulk): each host's part holds exactly its ranks'
+    lines, its failures counted on it alone, as that host's lines pasted alone say."""
+    ours, theirs = _rank_lines("gpu01", 3000, fail_every=500), _rank_lines("gpu02", 3000)
+    log = "\n".join(line for pair in zip_longest(ours, theirs) for line in pair if line) + "\n"
+    text = f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# ibstat\n{HEALTHY_TABLE}\n{log}"
+    result = load_text(tmp_path, text)
+    keys = ("lines", "host_names", "transports", "network", "hcas")
+
+    def log_of(observations) -> dict:
+        value = next(o.value for o in observations if o.fact == "log.nccl")
+        return {**{k: value[k] for k in keys}, "errors": {kind: e["count"] for kind, e in value["errors"].items()}}
+
+    for host, lines in (("gpu01", ours), ("gpu02", theirs)):
+        alone = log_of(load_text(tmp_path, "\n".join(lines) + "\n", f"{host}.txt").observations)
+        assert log_of(result.hosts[host].observations) == alone
+    assert log_of(result.hosts["gpu01"].observations)["errors"] == {"connect_refused": 5}
+    assert log_of(result.hosts["gpu02"].observations)["errors"] == {}

@@ -60,7 +60,7 @@ def _bring(s: dict) -> str:
 
 # Where a node's own diagnosis (its evidence) is read: a bundle's, or a pasted host's (fleet/pasted.py).
 DRILL = {False: "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).",
-         True: "Each host's own diagnosis has the evidence (after the fleet report; JSON: hosts)."}
+         True: "Each host's own diagnosis has the evidence (diagnose --evidence: after the fleet report; JSON: hosts)."}
 
 
 class _Builder:
