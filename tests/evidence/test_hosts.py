@@ -222,3 +222,26 @@ def test_a_large_log_of_several_hosts_splits_by_rank_prefix(tmp_path):
         assert log_of(result.hosts[host].observations) == alone
     assert log_of(result.hosts["gpu01"].observations)["errors"] == {"connect_refused": 5}
     assert log_of(result.hosts["gpu02"].observations)["errors"] == {}
+
+
+def test_an_unattributed_part_that_walks_healthy_is_inconclusive(tmp_path, capsys, monkeypatch):
+    """No node is known to be the one lines naming no host show: a healthy walk over them (made
+    here, as a paste alone never walks healthy) is inconclusive, and so is the paste."""
+    from allreduce_doctor.session import Session
+    from allreduce_doctor.status import HEALTHY
+
+    walk = Session.diagnose
+
+    def healthy(self):
+        diagnosis = walk(self)
+        diagnosis.verdict, diagnosis.root_cause, diagnosis.findings = HEALTHY, None, []
+        diagnosis.inconclusive, diagnosis.healthy = [], {"id": "no_fault_found", "title": "nothing found"}
+        return diagnosis
+
+    monkeypatch.setattr(Session, "diagnose", healthy)
+    text = f"$ ibstat\n{HEALTHY_TABLE}\nroot@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# ibstat\n{HEALTHY_TABLE}"
+    code, data = diagnose_paste(tmp_path, capsys, text)
+    verdicts = {h["host"]: h["verdict"] for h in data["hosts"]}
+    assert verdicts == {"gpu01": "healthy", "gpu02": "healthy", UNATTRIBUTED: "inconclusive"}
+    assert own(data, UNATTRIBUTED)["inconclusive"][-1]["reason"].startswith("these lines name no host")
+    assert (code, data["verdict"]) == (3, "inconclusive")

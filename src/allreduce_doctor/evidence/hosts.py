@@ -5,12 +5,13 @@ A paste is several hosts when its tool outputs name two or more (a prompt `root@
 those its NCCL lines name too (a host with only log lines gets what its log lines alone say), and
 the paste is read a second time, each line given to the scanner of its part:
   - an NCCL line with its `host:pid:tid` prefix belongs to that host (the ranks that printed it);
-  - any other line belongs to the host the paste last named before it (as for one host);
-  - lines before the paste names any host, and NCCL lines without a host, are the UNATTRIBUTED
-    part: diagnosed on their own and never healthy (no node is known to be the one they show).
-A part reads its lines as the paste of that host's lines alone would be read (line by line, and
-a large block of NCCL lines in bulk), so its facts are that host's alone. A paste naming one host, or none, is one node's facts as before (nothing here
-runs). Hosts compare by node_facts.host_key.
+  - any other line (an NCCL line without a host among them) belongs to the host the paste last
+    named before it, as for one host;
+  - lines before the paste names any host are the UNATTRIBUTED part: diagnosed on their own and
+    never healthy (fleet/pasted.py), as no node is known to be the one they show.
+A part reads its lines as the paste of that host's lines alone would be read (line by line, and a
+large block of NCCL lines in bulk), so its facts are that host's alone. A paste naming one host,
+or none, is one node's facts as before (nothing here runs). Hosts compare by node_facts.host_key.
 """
 
 from __future__ import annotations
