@@ -245,3 +245,12 @@ def test_an_unattributed_part_that_walks_healthy_is_inconclusive(tmp_path, capsy
     assert verdicts == {"gpu01": "healthy", "gpu02": "healthy", UNATTRIBUTED: "inconclusive"}
     assert own(data, UNATTRIBUTED)["inconclusive"][-1]["reason"].startswith("these lines name no host")
     assert (code, data["verdict"]) == (3, "inconclusive")
+
+
+def test_hosts_past_the_limit_are_named_not_diagnosed(tmp_path, monkeypatch):
+    import allreduce_doctor.evidence.hosts as hosts
+
+    monkeypatch.setattr(hosts, "MAX_HOSTS", 2)
+    text = "".join(f"root@gpu0{n}:~# ibstat\n{HEALTHY_TABLE}\n" for n in (1, 2, 3))
+    result = load_text(tmp_path, text)
+    assert (list(result.hosts), result.report["hosts_left_out"]) == (["gpu01", "gpu02"], ["gpu03"])

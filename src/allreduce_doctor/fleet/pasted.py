@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.evidence.hosts import UNATTRIBUTED
+from allreduce_doctor.evidence.hosts import MAX_HOSTS, UNATTRIBUTED
 from allreduce_doctor.fleet.analyze import node_result
 from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, VERDICT_HEADLINE
@@ -67,6 +67,10 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
     if having:
         data["root_cause"] = {**rc, "host": having[0], "hosts": having}
     data["hosts"] = list(own.values())
+    left_out = (session.options.evidence_report or {}).get("hosts_left_out")
+    if left_out:
+        data.setdefault("warnings", []).append(f"more than {MAX_HOSTS} hosts pasted: these were not diagnosed "
+                                               f"({', '.join(left_out[:8])}{', ...' if len(left_out) > 8 else ''})")
     return data
 
 
