@@ -161,11 +161,12 @@ def test_reports_and_tickets_name_the_host(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "\nFAULT FOUND: ib_port_down on gpu02 (critical, owner: network)\n" in text
     assert "  - setting_mismatch (critical, owner: network): a setting differs on a minority of nodes (on gpu02)\n" in text
-    assert "    gpu02  fault        ib_port_down\n" in text
+    assert "\nFleet: 2 hosts pasted, 1 affected\n" in text and "    gpu02  fault        ib_port_down\n" in text
     assert "\n==================== host gpu02: Fault found: ib_port_down ====================\n" in text
     assert text.index("host gpu02: Fault found") < text.index("host gpu01: Inconclusive")  # faults first
     assert main(["diagnose", "--evidence", str(path), "--format", "markdown"]) == 1
     markdown = capsys.readouterr().out
+    assert "\n## Fleet\n\n2 hosts pasted.\n" in markdown
     assert "\n# Host gpu02: Fault found: ib_port_down\n" in markdown and "| gpu02 | fault | ib_port_down |" in markdown
     assert main(["diagnose", "--evidence", str(path), "--export", "json"]) == 1
     ticket = json.loads(capsys.readouterr().out)

@@ -234,9 +234,6 @@ class _Builder:
                           "fabric": fabrics.most_common(1)[0][0] if len(fabrics) == 1 else "mixed" if fabrics else None,
                           **context}
         data = self.d.to_dict()
-        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
-            for finding in data["findings"]:
-                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
         data["fleet"] = {
             "nodes_checked": len(self.ok),
             "nodes_unreachable": self.unreachable,
@@ -247,6 +244,10 @@ class _Builder:
             "per_node": {n: {"verdict": r["verdict"], "root_cause": (r.get("root_cause") or {}).get("id"), "host": r.get("host")}
                          for n, r in self.ok.items()},
         }
+        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
+            for finding in data["findings"]:
+                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+            data["fleet"]["pasted"] = True  # nothing was collected: no node can have failed to give its bundle
         return data
 
 
