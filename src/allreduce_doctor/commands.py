@@ -28,6 +28,7 @@ def session_from_args(args, interactive: bool = False):
 
         result = load_evidence(args.evidence)
         options.evidence, options.evidence_report = result.observations, result.report
+        options.evidence_hosts = result.hosts
     if args.evidence and not args.snapshot and not args.live:
         from allreduce_doctor.hosts.empty import EmptyHost
 
@@ -67,6 +68,11 @@ def cmd_diagnose(args) -> int:
             what = args.snapshot or (", ".join(args.evidence) if args.evidence and not args.live else "this node")
             return run_app(lambda: session_from_args(args, interactive=True), what)
     session = session_from_args(args)
+    if session.options.evidence_hosts:  # a paste of several hosts: each diagnosed as its node, then the fleet's rule
+        from allreduce_doctor.fleet import pasted
+
+        if pasted.several_hosts(session):
+            return pasted.write_report(session, args)
     data = session.diagnose().to_dict()
     if args.format == "prometheus":  # the metrics carry port rates and run time, which the JSON does not
         from allreduce_doctor.metrics.port_rates import attach_run

@@ -34,7 +34,8 @@ def _verdict_line(d: dict) -> str:
     verdict = d.get("verdict", "inconclusive")
     rc = d.get("root_cause")
     if rc:
-        return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']} ({rc.get('severity')}, owner: {rc.get('owner')})"
+        on = f" on {', '.join(rc['hosts'])}" if rc.get("hosts") else ""  # a paste of several hosts: the worst host's
+        return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']}{on} ({rc.get('severity')}, owner: {rc.get('owner')})"
     healthy = d.get("healthy") or {}
     # The healthy outcome's id names a healthy end: it is not said of an inconclusive or n.a. verdict.
     suffix = f": {healthy['id']}" if healthy.get("id") and verdict == HEALTHY else ""
@@ -102,7 +103,8 @@ def render_text(d: dict) -> str:
     findings = [f for f in d.get("findings", []) if not f.get("confidence") and (not rc or f.get("cause") != rc.get("id"))]
     if findings:
         out += ["", "Also found (secondary findings):"]
-        out += [f"  - {f['cause']} ({f.get('severity')}, owner: {f.get('owner')}): {f.get('title', '')}" for f in findings]
+        out += [f"  - {f['cause']} ({f.get('severity')}, owner: {f.get('owner')}): {f.get('title', '')}"
+                + (f" (on {', '.join(f['hosts'])})" if f.get("hosts") else "") for f in findings]  # pasted hosts
     if d.get("remediation"):
         out += ["", "Fix:"]
         out += [f"  {i}. [{r.get('owner', '-')}] {r['step']}" for i, r in enumerate(d["remediation"], 1)]

@@ -37,6 +37,8 @@ class Options:
     deadline: float | None = None  # time.monotonic() value: probes not started by then stay unknown
     site: dict = field(default_factory=dict)  # the declared fabric policy (site.load_site), {} when none
     symptom: str | None = None  # hang | slow | crash | error: what the reporter saw (ranks candidates)
+    evidence_hosts: dict = field(default_factory=dict)  # a paste of several hosts: host -> EvidenceResult
+    pasted_host: str | None = None  # the host this paste part is of (fleet/pasted.py): the Diagnosis's host
 
     def __post_init__(self) -> None:
         check_interval(self.interval)
@@ -176,7 +178,8 @@ class Session:
         from allreduce_doctor.probes.permission import needs_root
 
         ident = self.host.identity()
-        log_hosts = [] if ident.hostname else self._log_hosts()
+        pasted = [self.options.pasted_host] if self.options.pasted_host and not ident.hostname else []
+        log_hosts = [] if ident.hostname else pasted or self._log_hosts()
         context = {
             "host": ident.hostname or _host_label(log_hosts),
             "kernel": ident.kernel,

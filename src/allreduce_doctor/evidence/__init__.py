@@ -26,11 +26,15 @@ EMPTY = "the file is empty; paste NCCL_DEBUG=INFO output or tool output"
 class EvidenceResult:
     observations: list[Observation] = field(default_factory=list)
     report: dict = field(default_factory=dict)
+    # A paste naming several hosts (evidence/hosts.py): {host: that host's part}, in paste order;
+    # empty for one host. observations/report above are then the whole paste's, as for one host.
+    hosts: dict[str, "EvidenceResult"] = field(default_factory=dict)
 
 
 def load_evidence(paths: list[str]) -> EvidenceResult:
     """Observations and the report for the given files ('-' is stdin, at most once)."""
     from allreduce_doctor.evidence.facts import build
+    from allreduce_doctor.evidence.hosts import read_by_host
     from allreduce_doctor.evidence.segmenter import Scanner
 
     if list(paths).count("-") > 1:
@@ -42,7 +46,14 @@ def load_evidence(paths: list[str]) -> EvidenceResult:
             message = EMPTY if report.bytes == 0 else NOTHING
             raise EvidenceError(f"{report.name}: {message}")
     observations, report = build(scanner)
-    return EvidenceResult(observations, report)
+    result = EvidenceResult(observations, report)
+    parts, left_out = read_by_host(list(paths), scanner)
+    for host, part in parts.items():
+        part_observations, part_report = build(part)
+        result.hosts[host] = EvidenceResult(part_observations, part_report)
+    if left_out:
+        report["hosts_left_out"] = left_out[:32]
+    return result
 
 
 __all__ = ["EvidenceError", "EvidenceResult", "load_evidence"]

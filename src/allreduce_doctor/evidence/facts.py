@@ -160,5 +160,5 @@ def _hosts_report(blocks: list[dict]) -> dict:
     if len(hosts) < 2:
         return {}
     return {"node_facts_host": hosts[0], "hosts_not_read": hosts[1:],
-            "hosts_note": f"the node facts are {hosts[0]}'s tool outputs; paste each other host's "
-                          f"outputs alone to diagnose it ({', '.join(hosts[1:])})"}
+            "hosts_note": f"with a node or bundle read, the node facts are {hosts[0]}'s tool outputs; "
+                          f"the paste alone (diagnose --evidence, no --snapshot) diagnoses each host ({', '.join(hosts)})"}

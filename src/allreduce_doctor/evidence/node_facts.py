@@ -16,8 +16,10 @@ What each tool tells (and which probe reads the same thing on a node):
   NCCL variables (log lines, exports, launcher -x) -> nccl.env
 A single `ethtool -S` sample has no rate: counter facts stay unknown (two samples decide).
 When the paste names the hosts its outputs come from (a shell prompt `root@gpu01:~#` or `ssh gpu01`
-before the command), each host's tables stay apart: the node facts are those of one host (the first
-named), never a mix of two hosts' tables; the report lists the others (`hosts_of_tool_output`).
+before the command), each host's tables stay apart: the facts made here are those of one host, never
+a mix of two hosts' tables. A paste naming several hosts is read again per host (evidence/hosts.py),
+each host's part giving that host's facts; where one node's facts are all that is used (a paste
+beside --snapshot), they are the first named host's and the report names the others (`hosts_not_read`).
 Outputs with no host named are taken as the named host's.
 """
 
@@ -217,19 +219,30 @@ def nccl_env(env: dict, sources: dict) -> dict:
             "job_found": False, "processes": 0, "conflicts": {}, "pasted": True}
 
 
+def host_key(name: str) -> str:
+    """A host as a paste names it, compared case-blind up to its first dot: NCCL's `host:pid:tid`
+    prefix is the name up to its first dot (NCCL src/debug.cc, ncclDebugInit: getHostName(hostname,
+    1024, '.')), as bash's \\h prompt is, while `ssh HOST` may give the full name."""
+    name = name.strip().lower()
+    first = name.split(".", 1)[0]
+    return name if first.isdigit() else first  # an IPv4 address stays whole
+
+
 def hosts_of(blocks: list[dict]) -> list[str]:
-    """The hosts the pasted tool outputs name, in the order they first appear."""
+    """The hosts the pasted tool outputs name (host_key), in the order they first appear."""
     seen: list[str] = []
     for b in blocks:
-        if b.get("host") and b["host"] not in seen:
-            seen.append(b["host"])
+        if b.get("host") and host_key(b["host"]) not in seen:
+            seen.append(host_key(b["host"]))
     return seen
 
 
 def one_host(blocks: list[dict]) -> list[dict]:
     """The blocks of the first named host (and those naming none): two hosts' tables never mix."""
     hosts = hosts_of(blocks)
-    return [b for b in blocks if b.get("host") in (None, hosts[0])] if len(hosts) > 1 else blocks
+    if len(hosts) < 2:
+        return blocks
+    return [b for b in blocks if not b.get("host") or host_key(b["host"]) == hosts[0]]
 
 
 def observations(blocks: list[dict], env: dict, env_sources: dict, cmdline: dict | None,

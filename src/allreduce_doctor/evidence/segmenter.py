@@ -18,13 +18,14 @@ bytes of each block, and the job size in the first communicator line of each blo
 from __future__ import annotations
 
 import re
+import tempfile
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import tools
 from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
 from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
-from allreduce_doctor.evidence.reader import BlockReader, decode, display_name, is_binary, open_evidence
+from allreduce_doctor.evidence.reader import STDIN, BlockReader, decode, display_name, is_binary, open_evidence
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
@@ -42,6 +43,7 @@ _RARE_RE = re.compile(rb"NCCL (?:INFO:? (?!" + _CHATTER + rb")|WARN|ABORT|ERROR|
 _FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
 _ALERT_LEVELS = (b"nccl warn", b"nccl abort", b"nccl error")
 BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
+STDIN_COPY_MAX = 256 << 20  # bytes of stdin kept to read again when several hosts are pasted
 VIA_WINDOW = 512 << 10  # bytes of each bulk block scanned for transports not seen before
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
@@ -102,7 +104,10 @@ class FileReport:
 
 
 class Scanner:
-    def __init__(self) -> None:
+    """One reading of the evidence. `host` fixes the host of every block it closes: the scanner of
+    one host's part of a paste (evidence/hosts.py gives it only that host's lines)."""
+
+    def __init__(self, host: str | None = None) -> None:
         self.nccl = NcclLog()
         self.env = EnvLog()
         self.tests = TestsLog()
@@ -112,7 +117,10 @@ class Scanner:
         self._open: tools.Block | None = None
         self._report: FileReport | None = None
         self._iface: str | None = None  # the interface a pasted command named (mlnx_qos -i X)
-        self._host: str | None = None  # the host a pasted command's prompt or ssh named
+        self._host: str | None = host  # the host a pasted command's prompt or ssh named
+        self._one_host = host is not None
+        self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
+        self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
         self._known_via: list[bytes] = []
         self._seen: set = set()
         self._alert_keys: set = set()
@@ -121,12 +129,19 @@ class Scanner:
     # -- files --------------------------------------------------------------------------
     def scan(self, path: str) -> FileReport:
         name = display_name(path)
-        report = self._report = FileReport(name)
-        self.files.append(report)
+        report = self.open_file(name)
         stream = open_evidence(path)
+        copy = None
+        if path == STDIN:
+            copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)
         try:
             reader = BlockReader(stream, name)
             for buf, start, end in reader:
+                if copy is not None and copy.tell() + end - start > STDIN_COPY_MAX:
+                    copy.close()  # too large to keep: this paste is read once (one host's facts)
+                    copy = self.stdin_copy = None
+                elif copy is not None:
+                    copy.write(buf[start:end])
                 self._block(buf, start, end)
             report.bytes, report.cut_lines = reader.bytes, reader.cut_lines
         finally:
@@ -134,6 +149,31 @@ class Scanner:
                 stream.close()
         self._close()
         return report
+
+    def open_file(self, name: str) -> FileReport:
+        report = self._report = FileReport(name)
+        self.files.append(report)
+        return report
+
+    def take(self, raw: bytes, lineno: int) -> None:
+        """One line given by the reader of a host's part (the line path: exact)."""
+        self._report.lines = lineno
+        self.line(raw, lineno)
+
+    def take_bulk(self, buf: bytearray, base: int, count: int, lines: int) -> None:
+        """`lines` lines from line base+1, `count` of them this part's NCCL lines (the rest blank), in bulk."""
+        self._close()
+        self._bulk(buf, 0, len(buf), base, count, lines)
+        self._report.mark("nccl_log", base + 1, base + lines, count)
+        self._report.lines = base + lines
+
+    def close_block(self) -> None:
+        self._close()
+
+    def close_file(self, lines: int, size: int) -> None:
+        """The end of a file read through take()."""
+        self._close()
+        self._report.lines, self._report.bytes = lines, size
 
     def _block(self, buf: bytearray, start: int, end: int) -> None:
         report = self._report
@@ -279,7 +319,10 @@ class Scanner:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
             # the host the output comes from, when the paste says (kept until another one is named)
-            self._host = m.group("prompt_host") or m.group("ssh_host") or self._host
+            named = m.group("prompt_host") or m.group("ssh_host")
+            if named and not self._one_host:
+                self._host = named
+                self.named.append((report.name, lineno, named))
             report.mark("command", lineno)
         elif (quote := _QUOTE_RE.match(text)) is not None and text[quote.end():].strip():
             self.line(text[quote.end():].encode(), lineno)  # the same line without its quote marks

@@ -38,14 +38,19 @@ def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundl
             write_file(per_node_dir / f"{node}.json", json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
         except OSError as err:
             return {"node": node, "error": f"cannot write {per_node_dir / (node + '.json')}: {err.strerror or err}"}
+    return node_result(node, diagnosis, session.observations, identity.hostname, identity.kernel)
+
+
+def node_result(node: str, diagnosis, observations, hostname: str | None, kernel: str | None) -> dict:
+    """What the fleet Diagnosis reads of one node: {node, verdict, root_cause, remediation, host, record}."""
     cause = diagnosis.root_cause or {}
     return {
         "node": node,
         "verdict": diagnosis.verdict,
         "root_cause": {k: cause.get(k) for k in ("id", "title", "severity", "owner")} if cause else None,
         "remediation": [dict(r) for r in diagnosis.remediation[:2]] if cause else [],
-        "host": identity.hostname,
-        "record": node_record(session.observations, identity.kernel),
+        "host": hostname,
+        "record": node_record(observations, kernel),
     }
 
 

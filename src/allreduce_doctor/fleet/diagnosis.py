@@ -27,6 +27,7 @@ VERIFY = [
     "allreduce-doctor fleet again: no setting differs, no node is an outlier",
     "all_reduce_perf over every node of the job: busbw near NICs x line rate, pause and loss counters flat",
 ]
+VERIFY_PASTED = "allreduce-doctor diagnose --evidence over each host's outputs again: no host finds a cause, no setting differs"
 NEXT_STEPS = [
     "Validate the fabric under load with a collective as large as the job (all_reduce_perf over every node) "
     "while watching pause and ECN counters: a two-node test does not congest the fabric.",
@@ -57,8 +58,14 @@ def _bring(s: dict) -> str:
     return f"Bring {listed(s['odd'])} to the fleet's {s['title']}: {s['majority']}."
 
 
+# Where a node's own diagnosis (its evidence) is read: a bundle's, or a pasted host's (fleet/pasted.py).
+DRILL = {False: "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).",
+         True: "Each host's own diagnosis has the evidence (diagnose --evidence: after the fleet report; JSON: hosts)."}
+
+
 class _Builder:
-    def __init__(self, results: dict[str, dict], unreachable: dict[str, str]) -> None:
+    def __init__(self, results: dict[str, dict], unreachable: dict[str, str], pasted: bool = False) -> None:
+        self.pasted = pasted  # pasted hosts: their own causes rank first (the worst host's is the root cause)
         self.ok = {n: r for n, r in results.items() if "error" not in r}
         self.unreachable = dict(unreachable)
         self.unreachable.update({n: r["error"] for n, r in results.items() if "error" in r})
@@ -66,6 +73,7 @@ class _Builder:
         self.d = Diagnosis(verdict=HEALTHY, runbooks=["fleet"])
         self.affected: set[str] = set()
         self.pending: list[tuple[int, Finding, str, list]] = []  # (rank, finding, summary, fix)
+        self.nodes_of: dict[str, list[str]] = {}  # cause -> the nodes its findings name
 
     def finding(self, rank: int, cause: str, severity: str, owner: str, step: str, value: Any, summary: str,
                 nodes, fix: list[tuple[str, str]]) -> None:
@@ -74,6 +82,7 @@ class _Builder:
         title = catalogue[cause].title if cause in catalogue else cause
         self.pending.append((rank, Finding(cause, title, severity, owner, step, value), summary, fix))
         self.affected.update(nodes)
+        self.nodes_of[cause] = list(dict.fromkeys([*self.nodes_of.get(cause, []), *nodes]))
 
     def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
         self.d.path.append(Step(node, "check", title, outcome, means, value))
@@ -160,7 +169,7 @@ class _Builder:
             rows = [o for o in found if o["metric"] == metric]
             self.evidence("fleet.outliers", metric, {o["node"]: o["value"] for o in rows},
                           f"near the fleet median {rows[0]['median']:g} (MAD {rows[0]['mad']:g})", f"fleet comparison, {METRICS[metric][0]}")
-        fix = [(f"Drain {listed(by_node)} and diagnose each alone (allreduce-doctor diagnose --snapshot NODE.tar.gz).", "host")]
+        fix = [(f"Drain {listed(by_node)} and diagnose each alone. {DRILL[self.pasted]}", "host")]
         self.finding(RANK_OUTLIERS, "straggler_node", "major", "host", "fleet.outliers", by_node,
                      f"{len(by_node)} node{'s are' if len(by_node) > 1 else ' is'} measurably off the fleet: {means}.", list(by_node), fix)
 
@@ -176,15 +185,18 @@ class _Builder:
         else:
             self.step("fleet.nodes", title, "yes", "; ".join(f"{c} on {n} node{'s' if n > 1 else ''}" for c, n in counts.most_common()),
                       {n: c["id"] for n, c in faults.items()})
-        for rank, (cause, _count) in enumerate(counts.most_common(), RANK_NODES):
+        order = [cause for cause, _count in counts.most_common()]
+        if self.pasted:  # the worst host's cause first: the most severe, then the first in paste order
+            order.sort(key=lambda c: min((SEVERITY_ORDER.get(f.get("severity"), 3), i) for i, f in enumerate(faults.values())
+                                         if f["id"] == c))
+        for rank, cause in enumerate(order, RANK_PATTERN - len(order) if self.pasted else RANK_NODES):
             nodes = [n for n, c in faults.items() if c["id"] == cause]
             first = faults[nodes[0]]
             severity = min((faults[n].get("severity") or "major" for n in nodes), key=lambda s: SEVERITY_ORDER.get(s, 3))
             self.evidence("fleet.nodes", f"root cause {cause}", nodes, "no fault", "each node's own diagnosis")
             steps = self.ok[nodes[0]].get("remediation") or []
             fix = [(f"{listed(nodes)}: {s['step']}", s.get("owner", first.get("owner"))) for s in steps[:1]]
-            summary = (f"{len(nodes)} of {len(self.ok)} nodes find {cause} on their own: {listed(nodes)}. "
-                       "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).")
+            summary = f"{len(nodes)} of {len(self.ok)} nodes find {cause} on their own: {listed(nodes)}. {DRILL[self.pasted]}"
             self.finding(rank, cause, severity, first.get("owner") or "", "fleet.nodes", {"nodes": nodes}, summary, nodes, fix)
         for node, r in self.ok.items():
             if r["verdict"] == INCONCLUSIVE:
@@ -201,7 +213,7 @@ class _Builder:
                                      "owner": finding.owner, "summary": summary, "node": finding.node}
         if self.d.findings:
             self.d.verdict = FAULT
-            self.d.verification = list(VERIFY)
+            self.d.verification = [VERIFY_PASTED, *VERIFY[1:]] if self.pasted else list(VERIFY)
         elif self.d.inconclusive or not self.ok:
             self.d.verdict = INCONCLUSIVE
         elif all(r["verdict"] == NOT_APPLICABLE for r in self.ok.values()):  # no GPUs, no RDMA anywhere
@@ -233,13 +245,19 @@ class _Builder:
             "per_node": {n: {"verdict": r["verdict"], "root_cause": (r.get("root_cause") or {}).get("id"), "host": r.get("host")}
                          for n, r in self.ok.items()},
         }
+        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
+            for finding in data["findings"]:
+                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+            data["fleet"]["pasted"] = True  # nothing was collected: no node can have failed to give its bundle
         return data
 
 
-def fleet_diagnosis(results: dict[str, dict], unreachable: dict[str, str], context: dict) -> dict:
-    """The fleet Diagnosis as JSON-ready data (see the module docstring)."""
-    b = _Builder(results, unreachable)
-    b.collected()
+def fleet_diagnosis(results: dict[str, dict], unreachable: dict[str, str], context: dict, pasted: bool = False) -> dict:
+    """The fleet Diagnosis as JSON-ready data (see the module docstring). `pasted`: the nodes are the
+    hosts of one paste (nothing was collected; their own causes come first, the most severe first)."""
+    b = _Builder(results, unreachable, pasted)
+    if not pasted:
+        b.collected()
     b.flow()
     b.settings()
     b.outliers()

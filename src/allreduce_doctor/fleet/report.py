@@ -20,7 +20,8 @@ def _nodes_shown(per_node: dict) -> list[str]:
 def fleet_text(d: dict) -> str:
     fleet = d["fleet"]
     per_node, unreachable = fleet["per_node"], fleet["nodes_unreachable"]
-    out = ["", f"Fleet: {fleet['nodes_checked']} nodes checked, {len(unreachable)} gave no bundle, "
+    gave = "" if fleet.get("pasted") else f"{len(unreachable)} gave no bundle, "  # pasted hosts: nothing collected
+    out = ["", f"Fleet: {fleet['nodes_checked']} {'hosts pasted' if fleet.get('pasted') else 'nodes checked'}, {gave}"
            f"{len(fleet['nodes_affected'])} affected"]
     if unreachable:
         out.append("  No bundle from:")
@@ -51,7 +52,9 @@ def fleet_text(d: dict) -> str:
 
 def fleet_markdown(d: dict) -> str:
     fleet = d["fleet"]
-    out = ["", "## Fleet", "", f"{fleet['nodes_checked']} nodes checked, {len(fleet['nodes_unreachable'])} gave no bundle."]
+    checked = f"{fleet['nodes_checked']} hosts pasted." if fleet.get("pasted") else \
+        f"{fleet['nodes_checked']} nodes checked, {len(fleet['nodes_unreachable'])} gave no bundle."
+    out = ["", "## Fleet", "", checked]
     if fleet["nodes_unreachable"]:
         out += ["", "| node | no bundle because |", "|---|---|"]
         out += [f"| {n} | {why.replace('|', '/')} |" for n, why in fleet["nodes_unreachable"].items()]
