@@ -115,6 +115,12 @@ class Node:
     nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
     slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
     root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
+    # brief roce (issue 13: MF-10, C-2, C-3)
+    eth_extra: dict = field(default_factory=dict)  # ethtool -S counters present in both samples (PCIe stall ...)
+    prio2buffer: str = "0   0   0   1   0   0   0   0"  # mlnx_qos `buffer` row
+    buffer_sizes: str = "130944,130944,0,0,0,0,0,0"  # mlnx_qos receive buffer sizes
+    cnp_dscp: int | None = None  # MLNX_OFED ecn/roce_np/cnp_dscp (and cnp_802p_prio 6); None: no files
+    bnxt_cc: tuple | None = None  # bnxt_re debugfs cc_config (enable_cc, tos_ecn); None: not readable
 
 
 def device(node: Node, i: int) -> str:
@@ -218,6 +224,12 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
                     files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+            if node.cnp_dscp is not None:
+                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_dscp"] = str(node.cnp_dscp)
+                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_802p_prio"] = "6"
+        if node.fabric == "roce" and node.driver == "bnxt" and node.bnxt_cc is not None:
+            cc = f"/sys/kernel/debug/bnxt_re/{bdf}/cc_config"
+            files[f"{cc}/enable_cc"], files[f"{cc}/tos_ecn"] = (str(v) for v in node.bnxt_cc)
     devices = [f"0000:{NIC_BUSES[i]}:00.0" for i in range(node.ports)] + [f"0000:{GPU_BUSES[g]}:00.0" for g in range(node.gpus)]
     if node.iommu_type is not None:
         for bdf in devices:

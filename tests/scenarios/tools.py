@@ -79,6 +79,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         base[f"rx_prio{prio}_pause_duration"] = 90111550 if on else 0
         base[f"tx_prio{prio}_pause"] = 1733009 if on else 0
         base[f"tx_prio{prio}_pause_duration"] = 86650450 if on else 0
+    base.update(node.eth_extra)
     p = node.traffic_prio
     if later and node.traffic:
         for name in ("rx_packets", "tx_packets", f"rx_prio{p}_packets", f"tx_prio{p}_packets"):
@@ -137,9 +138,9 @@ def mlnx_qos(node: "N.Node", i: int) -> str:
     for prio in range(8):
         dscps = ",".join(f"{d:02d}" for d in range(prio * 8 + 7, prio * 8 - 1, -1))
         lines.append(f"\tprio:{prio} dscp:{dscps},")
-    lines += ["Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=1027728",
+    lines += [f"Receive buffer size (bytes): {node.buffer_sizes},max_buffer_size=1027728",
               "Cable len: 7", "PFC configuration:", "\tpriority    0   1   2   3   4   5   6   7",
-              f"\tenabled     {pfc}", "\tbuffer      0   0   0   1   0   0   0   0"]
+              f"\tenabled     {pfc}", f"\tbuffer      {node.prio2buffer}"]
     for tc in range(8):
         lines += [f"tc: {tc} ratelimit: unlimited, tsa: ets, bw: {50 if tc == 3 else 7 if tc < 7 else 8}%",
                   f"\t priority:  {1 if tc == 0 else 0 if tc == 1 else tc}"]
