@@ -50,6 +50,11 @@ def fake_host(node: N.Node) -> FakeHost:
             nd = N.netdev(node, i)
             commands[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=False)
             later[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=True)
+            if N.lag_member(node, i):  # the second bond member: its own counters and QoS
+                second = N.lag_member(node, i)
+                commands[("ethtool", "-S", second)] = T.ethtool_stats(node, i, later=False, member=1)
+                later[("ethtool", "-S", second)] = T.ethtool_stats(node, i, later=True, member=1)
+                commands[("mlnx_qos", "-i", second)] = T.mlnx_qos(node, i)
             if node.driver == "mlx5":
                 commands[("mlnx_qos", "-i", nd)] = T.mlnx_qos(node, i)
             else:
@@ -94,6 +99,9 @@ def dgx_h100(**changes) -> N.Node:
 PCIE_ZERO = {"rx_pci_signal_integrity": 0, "tx_pci_signal_integrity": 0, "outbound_pci_buffer_overflow": 0,
              "outbound_pci_stalled_rd": 0, "outbound_pci_stalled_wr": 0, "outbound_pci_stalled_rd_events": 0,
              "outbound_pci_stalled_wr_events": 0}
+LAG_DEVICES = tuple(f"mlx5_bond_{i}" for i in range(8))  # RoCE LAG: drivers/infiniband/hw/mlx5/main.c
+LAG_HCA = {"NCCL_IB_HCA": "mlx5_bond"}
+PRIO_DISCARDS = {f"rx_prio{p}_discards": 0 for p in range(8)}
 BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
 
 SCENARIOS: dict[str, N.Node] = {
@@ -204,6 +212,9 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-cnp-on-data-priority": N.Node("roce", cnp_dscp=26),
     "roce-bnxt-cc-on": N.Node("roce", driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0",
                               kernel="6.14.0-15-generic", bnxt_cc=(1, 1)),
+    "roce-lag-healthy": N.Node("roce", lag=True, devices=LAG_DEVICES, env=LAG_HCA, eth_extra=PRIO_DISCARDS),
+    "roce-lag-member-loss": N.Node("roce", lag=True, devices=LAG_DEVICES, env=LAG_HCA, eth_extra=PRIO_DISCARDS,
+                                   lag_growth={1: {"rx_prio3_discards": 48_000}}),
     "roce-bnxt-cc-off": N.Node("roce", driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0",
                                kernel="6.14.0-15-generic", bnxt_cc=(0, 0)),
 }

@@ -121,6 +121,8 @@ class Node:
     buffer_sizes: str = "130944,130944,0,0,0,0,0,0"  # mlnx_qos receive buffer sizes
     cnp_dscp: int | None = None  # MLNX_OFED ecn/roce_np/cnp_dscp (and cnp_802p_prio 6); None: no files
     bnxt_cc: tuple | None = None  # bnxt_re debugfs cc_config (enable_cc, tos_ecn); None: not readable
+    lag: bool = False  # each RoCE device is a LAG (mlx5_bond_N) over two bonded ports: a second member netdev
+    lag_growth: dict = field(default_factory=dict)  # port index -> ethtool -S growth on the second member
 
 
 def device(node: Node, i: int) -> str:
@@ -140,6 +142,23 @@ def _eth_netdev(i: int) -> str:
 
 def netdev(node: Node, i: int) -> str:
     return _ib_netdev(i) if node.fabric == "ib" else _eth_netdev(i)
+
+
+def lag_member(node: Node, i: int) -> str | None:
+    """The second bond member of LAG device i (its first is netdev(node, i)); None without LAG."""
+    return f"enp{int(NIC_BUSES[i], 16)}s0f1np1" if node.lag and node.fabric == "roce" else None
+
+
+def _lag_files(node: Node, i: int) -> tuple[dict, dict]:
+    """Bond i+1 over netdev(node, i) and lag_member(node, i): the member's master link, the
+    bond's lower_<member> links (net/core/dev.c), the second member's netdev files."""
+    first, second, bond = netdev(node, i), lag_member(node, i), f"bond{i + 1}"
+    links = {f"/sys/class/net/{first}/master": f"/sys/devices/virtual/net/{bond}"}
+    for member in (first, second):
+        links[f"/sys/class/net/{bond}/lower_{member}"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/net/{member}"
+    files = {f"/sys/class/net/{second}/mtu": str(node.netdev_mtu), f"/sys/class/net/{second}/speed": "400000",
+             f"/sys/class/net/{second}/operstate": "up"}
+    return files, links
 
 
 def _gid_files(node: Node, i: int, port: str) -> dict:
@@ -219,7 +238,13 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else "400000",
             f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
         })
-        if node.fabric == "roce" and node.driver == "mlx5":  # the ecn sysfs is MLNX_OFED mlx5 only
+        if lag_member(node, i):
+            lag_files, lag_links = _lag_files(node, i)
+            files.update(lag_files)
+            links.update(lag_links)
+        for nd in (nd, lag_member(node, i)) if node.fabric == "roce" and node.driver == "mlx5" else ():
+            if nd is None:  # the ecn sysfs is MLNX_OFED mlx5 only
+                continue
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)

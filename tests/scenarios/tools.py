@@ -60,8 +60,9 @@ def ibv_devinfo(node: "N.Node") -> str:
     return "\n".join(out)
 
 
-def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
-    """mlx5 `ethtool -S` with PFC on priority 3: traffic and pause frames on prio 3."""
+def ethtool_stats(node: "N.Node", i: int, later: bool, member: int = 0) -> str:
+    """mlx5 `ethtool -S` with PFC on priority 3: traffic and pause frames on prio 3 (member 1:
+    the second bond member of a LAG device, with its own growth, node.lag_growth)."""
     base = {
         "rx_packets": 920114736201, "tx_packets": 918334120771, "rx_bytes": 3812039947284012,
         "tx_bytes": 3806110238476331, "rx_out_of_buffer": 0, "rx_discards_phy": 0, "tx_discards_phy": 0,
@@ -92,7 +93,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
     if node.driver == "bnxt":
         base = {_bnxt_name(k): v for k, v in base.items() if _bnxt_name(k)}
     if later:
-        for name, delta in node.eth_growth.get(i, {}).items():
+        for name, delta in (node.lag_growth if member else node.eth_growth).get(i, {}).items():
             base[name] = base.get(name, 0) + delta
     return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in base.items())
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from allreduce_doctor.domain import IB_LINK_ERRORS
 from allreduce_doctor.observations import NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import counter_names
+from allreduce_doctor.probes import counter_names, derive_roce
 
 Inputs = dict[str, Observation]
 
@@ -172,8 +172,11 @@ def roce_counters(inputs: Inputs) -> Observation:
     for r in (traffic.value or []) if traffic is not None and traffic.status == OK else []:
         if r.get("from") == "tx_prioN_bytes" and r.get("name") in prio_of:
             prio_of[r["name"]] = dict(prio_of[r["name"]], priority=r["priority"])
-    rows = [_roce_row(port, stats.get(port.get("netdev")), hw.get(port["name"]), prio_of.get(port.get("netdev")) or {})
-            for port in ports]
+    # A LAG device's bond members each carry traffic: one row per member (the transport
+    # counters are the RDMA port's, shared by its members).
+    lag = derive_roce.members(inputs)
+    rows = [_roce_row(dict(port, netdev=nd), stats.get(nd), hw.get(port["name"]), prio_of.get(nd) or {})
+            for port in ports for nd in lag.get(port["name"], [port.get("netdev")])]
     return _finish(rows, "no active RoCE compute ports")
 
 

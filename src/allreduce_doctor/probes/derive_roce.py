@@ -170,6 +170,17 @@ def _busiest_priority(inputs: Inputs) -> dict[str, int]:
     return out
 
 
+def members(inputs: Inputs) -> dict[str, list[str]]:
+    """RDMA port name -> its physical netdevs: every bond member of a LAG device (mlx5_bond_N),
+    else the one netdev (net.roce_members, one record per roce_netdev instance)."""
+    obs = inputs.get("net.roce_members")
+    out: dict[str, list[str]] = {}
+    for rec in (obs.value or []) if obs is not None and obs.status == OK and isinstance(obs.value, list) else []:
+        if rec.get("device") and rec.get("port") and rec.get("netdev"):
+            out.setdefault(f"{rec['device']}/{rec['port']}", []).append(rec["netdev"])
+    return out
+
+
 def roce_priority(inputs: Inputs) -> Observation:
     """Per RoCE compute netdev: the traffic class (driver's global class, else NCCL_IB_TC, else the
     site's declared one) -> DSCP -> priority, PFC/ECN on it, and the declared RoCE mode."""
@@ -195,6 +206,8 @@ def roce_priority(inputs: Inputs) -> Observation:
         # Which netdev belongs to which port is not known (pasted mlnx_qos without ibdev2netdev):
         # each QoS record still says what PFC does on that RoCE netdev.
         ports = [{"netdev": name, "name": None, "link_layer": "Ethernet"} for name in qos_by]
+    lag = members(inputs)  # each member of a LAG's bond has its own PFC, buffers and ECN
+    ports = [dict(p, netdev=m) for p in ports for m in lag.get(p.get("name") or "", [p.get("netdev")])]
     for port in ports:
         netdev = port.get("netdev")
         if not netdev:
