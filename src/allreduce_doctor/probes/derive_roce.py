@@ -130,6 +130,11 @@ def _traffic_class(env: dict | None, tc_text) -> int | None:
         return None
 
 
+# Where the ECN enable lives: MLNX_OFED's ecn/roce_np|roce_rp/enable/P sysfs; inbox mlx5 has no
+# per-priority enable (drivers/infiniband/hw/mlx5/cong.c: debugfs congestion parameters only);
+# bnxt_re's is debugfs cc_config/enable_cc (drivers/infiniband/hw/bnxt_re/debugfs.c), root only.
+ECN_UNREADABLE = ("the inbox mlx5 driver exposes no per-priority ECN enable (MLNX_OFED's ecn sysfs does); "
+                  "bnxt_re shows it in /sys/kernel/debug/bnxt_re/BDF/cc_config/enable_cc, as root")
 _GLOBAL_TCLASS = re.compile(r"Global tclass=(\d+)")
 
 
@@ -246,7 +251,9 @@ def roce_priority(inputs: Inputs) -> Observation:
         })
     if not out:
         return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
-    return Observation("", out, OK)
+    unread = [r["name"] for r in out if r["priority"] is not None and r["ecn_on_priority"] is None]
+    return Observation("", out, OK, reason=f"ECN/DCQCN enable not readable on {', '.join(unread[:3])}"
+                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}" if unread else "")
 
 
 def _off_declared(policy: dict, prio: int | None, pfc: list | None) -> dict:
