@@ -136,7 +136,7 @@ def test_unknown_priority_judges_transport_loss_but_not_pause():
                     priority=None)
     row = obs.value[0]
     assert (row["loaded"], row["rdma_loss"], row["pause_rx_fraction"]) == (True, 0, None)
-    assert row["lacks"] == ["prio_discards"]  # which priority's drops to read is unknown
+    assert row["lacks"] == ["prio_discards", "pcie_stall"]  # which priority's drops to read is unknown; no PCIe counters
     assert (outcome("roce.loss", obs), outcome("roce.pause_rx", obs)) == ("no", "unknown")
     assert ("NCCL's priority is unknown (NCCL_IB_TC, trust mode or the DSCP map could not be read) (eth2)"
             in obs.reason)
@@ -154,7 +154,7 @@ def test_bnxt_counters_are_read_by_their_own_names():
     hw = (BNXT_HW, grown(BNXT_HW, {"to_retransmits": 4_812, "seq_err_naks_rcvd": 311}))
     row = roce_port(eth, hw).value[0]
     assert (row["driver"], row["lacks"], row["rdma_loss"], row["pause_tx_fraction"], row["pause_rx_fraction"]) == \
-        ("bnxt_re", ["prio_discards", "storm"], 5_123, 0.38, 0.0)
+        ("bnxt_re", ["prio_discards", "storm", "pcie_stall"], 5_123, 0.38, 0.0)
     assert outcome("roce.loss", roce_port(eth, hw)) == "yes"
     assert outcome("roce.pause_storm", roce_port(eth, hw)) == "yes"
 

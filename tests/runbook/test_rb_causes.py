@@ -139,7 +139,7 @@ def test_the_added_table_is_read_row_by_row():
 
 
 def test_healthy_ids():
-    assert HEALTHY_IDS == {"expected_hardware_limit", "no_fault_found"}
+    assert HEALTHY_IDS == {"busbw_not_proven", "expected_hardware_limit", "no_fault_found"}
     assert FAULT_IDS.isdisjoint(HEALTHY_IDS) and FAULT_IDS | HEALTHY_IDS == set(CAUSES)
     assert CAUSES["no_fault_found"].section == "No fault"
     assert CAUSES["wrong_gid_index"].section == "RoCE v2 branch"

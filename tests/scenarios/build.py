@@ -50,6 +50,11 @@ def fake_host(node: N.Node) -> FakeHost:
             nd = N.netdev(node, i)
             commands[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=False)
             later[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=True)
+            if N.lag_member(node, i):  # the second bond member: its own counters and QoS
+                second = N.lag_member(node, i)
+                commands[("ethtool", "-S", second)] = T.ethtool_stats(node, i, later=False, member=1)
+                later[("ethtool", "-S", second)] = T.ethtool_stats(node, i, later=True, member=1)
+                commands[("mlnx_qos", "-i", second)] = T.mlnx_qos(node, i)
             if node.driver == "mlx5":
                 commands[("mlnx_qos", "-i", nd)] = T.mlnx_qos(node, i)
             else:
@@ -90,6 +95,13 @@ def dgx_h100(**changes) -> N.Node:
     return N.Node("ib", **fields)
 
 
+# mlx5 PCIe counters (counters.rst "PCIe counters"; the rd/wr stall values are a percentage gauge)
+PCIE_ZERO = {"rx_pci_signal_integrity": 0, "tx_pci_signal_integrity": 0, "outbound_pci_buffer_overflow": 0,
+             "outbound_pci_stalled_rd": 0, "outbound_pci_stalled_wr": 0, "outbound_pci_stalled_rd_events": 0,
+             "outbound_pci_stalled_wr_events": 0}
+LAG_DEVICES = tuple(f"mlx5_bond_{i}" for i in range(8))  # RoCE LAG: drivers/infiniband/hw/mlx5/main.c
+LAG_HCA = {"NCCL_IB_HCA": "mlx5_bond"}
+PRIO_DISCARDS = {f"rx_prio{p}_discards": 0 for p in range(8)}
 BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
 
 SCENARIOS: dict[str, N.Node] = {
@@ -190,6 +202,29 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-gid-on-vlan": N.Node("roce", gid_vlan=ALL_PORTS),
     "roce-gid-addr-range": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "10.0.0.0/16"}),
     "roce-gid-addr-range-no-match": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "192.168.0.0/16"}),
+    # brief roce (issue 13: C-1, C-2, C-3, the site's pfc_priority, ECN on bnxt_re; review domain-2026-12.md)
+    "roce-declared-priority-3": N.Node("roce"),
+    "roce-declared-priority-4": N.Node("roce"),
+    "roce-two-node-at-limit": N.Node("roce"),
+    "ib-tree-busbw-at-limit": N.Node("ib"),
+    "roce-pcie-counters-healthy": N.Node("roce", eth_extra={**PCIE_ZERO, "tx_pci_signal_integrity": 3},
+                                         eth_growth={i: {"tx_prio3_pause_duration": 12_000} for i in ALL_PORTS}),
+    "roce-pause-source-pcie": N.Node("roce", eth_extra=PCIE_ZERO, counter_growth={2: {"out_of_sequence": 180}},
+                                     eth_growth={2: {"tx_prio3_pause": 310_000, "tx_prio3_pause_duration": 420_000,
+                                                     "outbound_pci_stalled_wr_events": 1,
+                                                     "outbound_pci_buffer_overflow": 800,
+                                                     "rx_buffer_passed_thres_phy": 52}}),
+    "roce-buffer-shared": N.Node("roce", prio2buffer="0   0   0   0   0   0   0   0"),
+    "roce-buffer-zero": N.Node("roce", buffer_sizes="130944,0,0,0,0,0,0,0"),
+    "roce-cnp-dscp-48": N.Node("roce", cnp_dscp=48),
+    "roce-cnp-on-data-priority": N.Node("roce", cnp_dscp=26),
+    "roce-bnxt-cc-on": N.Node("roce", driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0",
+                              kernel="6.14.0-15-generic", bnxt_cc=(1, 1)),
+    "roce-lag-healthy": N.Node("roce", lag=True, devices=LAG_DEVICES, env=LAG_HCA, eth_extra=PRIO_DISCARDS),
+    "roce-lag-member-loss": N.Node("roce", lag=True, devices=LAG_DEVICES, env=LAG_HCA, eth_extra=PRIO_DISCARDS,
+                                   lag_growth={1: {"rx_prio3_discards": 48_000}}),
+    "roce-bnxt-cc-off": N.Node("roce", driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0",
+                               kernel="6.14.0-15-generic", bnxt_cc=(0, 0)),
 }
 
 

@@ -119,6 +119,14 @@ class Node:
     nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
     slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
     root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
+    # brief roce (issue 13: MF-10, C-2, C-3)
+    eth_extra: dict = field(default_factory=dict)  # ethtool -S counters present in both samples (PCIe stall ...)
+    prio2buffer: str = "0   0   0   1   0   0   0   0"  # mlnx_qos `buffer` row
+    buffer_sizes: str = "130944,130944,0,0,0,0,0,0"  # mlnx_qos receive buffer sizes
+    cnp_dscp: int | None = None  # MLNX_OFED ecn/roce_np/cnp_dscp (and cnp_802p_prio 6); None: no files
+    bnxt_cc: tuple | None = None  # bnxt_re debugfs cc_config (enable_cc, tos_ecn); None: not readable
+    lag: bool = False  # each RoCE device is a LAG (mlx5_bond_N) over two bonded ports: a second member netdev
+    lag_growth: dict = field(default_factory=dict)  # port index -> ethtool -S growth on the second member
 
 
 def device(node: Node, i: int) -> str:
@@ -138,6 +146,23 @@ def _eth_netdev(i: int) -> str:
 
 def netdev(node: Node, i: int) -> str:
     return _ib_netdev(i) if node.fabric == "ib" else _eth_netdev(i)
+
+
+def lag_member(node: Node, i: int) -> str | None:
+    """The second bond member of LAG device i (its first is netdev(node, i)); None without LAG."""
+    return f"enp{int(NIC_BUSES[i], 16)}s0f1np1" if node.lag and node.fabric == "roce" else None
+
+
+def _lag_files(node: Node, i: int) -> tuple[dict, dict]:
+    """Bond i+1 over netdev(node, i) and lag_member(node, i): the member's master link, the
+    bond's lower_<member> links (net/core/dev.c), the second member's netdev files."""
+    first, second, bond = netdev(node, i), lag_member(node, i), f"bond{i + 1}"
+    links = {f"/sys/class/net/{first}/master": f"/sys/devices/virtual/net/{bond}"}
+    for member in (first, second):
+        links[f"/sys/class/net/{bond}/lower_{member}"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/net/{member}"
+    files = {f"/sys/class/net/{second}/mtu": str(node.netdev_mtu), f"/sys/class/net/{second}/speed": "400000",
+             f"/sys/class/net/{second}/operstate": "up"}
+    return files, links
 
 
 def _gid_files(node: Node, i: int, port: str) -> dict:
@@ -218,11 +243,23 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else "400000",
             f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
         })
-        if node.fabric == "roce" and node.driver == "mlx5":  # the ecn sysfs is MLNX_OFED mlx5 only
+        if lag_member(node, i):
+            lag_files, lag_links = _lag_files(node, i)
+            files.update(lag_files)
+            links.update(lag_links)
+        for nd in (nd, lag_member(node, i)) if node.fabric == "roce" and node.driver == "mlx5" else ():
+            if nd is None:  # the ecn sysfs is MLNX_OFED mlx5 only
+                continue
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
                     files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+            if node.cnp_dscp is not None:
+                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_dscp"] = str(node.cnp_dscp)
+                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_802p_prio"] = "6"
+        if node.fabric == "roce" and node.driver == "bnxt" and node.bnxt_cc is not None:
+            cc = f"/sys/kernel/debug/bnxt_re/{bdf}/cc_config"
+            files[f"{cc}/enable_cc"], files[f"{cc}/tos_ecn"] = (str(v) for v in node.bnxt_cc)
     devices = [f"0000:{NIC_BUSES[i]}:00.0" for i in range(node.ports)] + [f"0000:{GPU_BUSES[g]}:00.0" for g in range(node.gpus)]
     if node.iommu_type is not None:
         for bdf in devices:

@@ -68,12 +68,13 @@ def pfc_priorities(node: "N.Node", i: int) -> set[int]:
     return {prio for prio, bit in enumerate(node.pfc.get(i, DEFAULT_PFC).split()) if bit == "1"}
 
 
-def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
+def ethtool_stats(node: "N.Node", i: int, later: bool, member: int = 0) -> str:
     """mlx5 `ethtool -S`: traffic on node.traffic_prio; pause frames only where that priority has
     PFC enabled on this port. PFC pauses per priority (IEEE 802.1Qbb): a priority without PFC sends
     and counts no PFC frames, so rx/tx_prio<p>_pause stay 0 there; rx/tx_pause_ctrl_phy count the
     port's link-layer pause frames (NVIDIA, "Understanding mlx5 ethtool Counters"), none with PFC
-    and global pause both off. A port with PFC off never shows pause frames."""
+    and global pause both off. A port with PFC off never shows pause frames. Member 1: the second
+    bond member of a LAG device, with its own growth (node.lag_growth)."""
     paused = {node.traffic_prio} & pfc_priorities(node, i)
     base = {
         "rx_packets": 920114736201, "tx_packets": 918334120771, "rx_bytes": 3812039947284012,
@@ -93,6 +94,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         base[f"rx_prio{prio}_pause_duration"] = 90111550 if prio in paused else 0
         base[f"tx_prio{prio}_pause"] = 1733009 if prio in paused else 0
         base[f"tx_prio{prio}_pause_duration"] = 86650450 if prio in paused else 0
+    base.update(node.eth_extra)
     p = node.traffic_prio
     if later and node.traffic:
         for name in ("rx_packets", "tx_packets", f"rx_prio{p}_packets", f"tx_prio{p}_packets"):
@@ -105,7 +107,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
     if node.driver == "bnxt":
         base = {_bnxt_name(k): v for k, v in base.items() if _bnxt_name(k)}
     if later:
-        for name, delta in node.eth_growth.get(i, {}).items():
+        for name, delta in (node.lag_growth if member else node.eth_growth).get(i, {}).items():
             base[name] = base.get(name, 0) + delta
     return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in base.items())
 
@@ -152,9 +154,9 @@ def mlnx_qos(node: "N.Node", i: int) -> str:
     for prio in range(8):
         dscps = ",".join(f"{d:02d}" for d in range(prio * 8 + 7, prio * 8 - 1, -1))
         lines.append(f"\tprio:{prio} dscp:{dscps},")
-    lines += ["Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=1027728",
+    lines += [f"Receive buffer size (bytes): {node.buffer_sizes},max_buffer_size=1027728",
               "Cable len: 7", "PFC configuration:", "\tpriority    0   1   2   3   4   5   6   7",
-              f"\tenabled     {pfc}", "\tbuffer      0   0   0   1   0   0   0   0"]
+              f"\tenabled     {pfc}", f"\tbuffer      {node.prio2buffer}"]
     for tc in range(8):
         lines += [f"tc: {tc} ratelimit: unlimited, tsa: ets, bw: {50 if tc == 3 else 7 if tc < 7 else 8}%",
                   f"\t priority:  {1 if tc == 0 else 0 if tc == 1 else tc}"]

@@ -175,7 +175,7 @@ def test_raw_value_of_the_deciding_evidence():
             assert [o.fact for o in app.screen.observations] == ["roce.priority"]
             text = screen_text(app)
             assert "roce.priority [ok]  probe roce_priority" in text
-            assert '"pfc_on_any": true,' in text  # the full value, every port, not the short form
+            assert '"buffer_known": true,' in text  # the full value, every port, not the short form
             await pilot.press("escape")
             assert isinstance(app.screen, DiagnosisScreen)
 

@@ -39,6 +39,10 @@ PRIORITIES = range(8)
 #                 shown and compared across nodes, not judged as NCCL's loss)
 #   pause_rx_frames / pause_tx_frames  pause frames received / sent, every priority plus global
 #                 pause (frames are not time: shown and compared across nodes, not judged)
+#   pcie_stall    the NIC could not write what it received into host memory, or the PCIe link
+#                 retrained: mlx5 counters.rst, outbound_pci_stalled_rd/wr_events ("seconds where
+#                 outbound_pci_stalled_rd/wr was above 30%"; the rd/wr values themselves are a
+#                 percentage gauge, not a count), outbound_pci_buffer_overflow, rx/tx_pci_signal_integrity
 #   cnp_sent      CNPs this host sent as a notification point (it receives congested traffic)
 #   cnp_handled   CNPs this host acted on as a reaction point (its sending is congested)
 DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -57,6 +61,9 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
         "storm": ("eth:tx_pause_storm_error_events",),
         "pause_rx_frames": ("eth:rx_prio{p}_pause", "eth:rx_global_pause"),
         "pause_tx_frames": ("eth:tx_prio{p}_pause", "eth:tx_global_pause"),
+        "pcie_stall": ("eth:outbound_pci_stalled_rd_events", "eth:outbound_pci_stalled_wr_events",
+                       "eth:outbound_pci_buffer_overflow", "eth:rx_pci_signal_integrity",
+                       "eth:tx_pci_signal_integrity"),
         "cnp_sent": ("hw:np_cnp_sent",),
         "cnp_handled": ("hw:rp_cnp_handled",),
     },

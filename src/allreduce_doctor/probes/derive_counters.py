@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from allreduce_doctor.domain import IB_LINK_ERRORS
 from allreduce_doctor.observations import NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import counter_names
+from allreduce_doctor.probes import counter_names, derive_roce
 
 Inputs = dict[str, Observation]
 
@@ -27,14 +27,15 @@ CLEAR_PMA = "clear the port counters with `perfquery -R` (root) and re-measure"
 XMIT_WAIT_BITS_PER_TICK = 64
 # Roles that back up a primary signal: per-priority drops back up the transport loss counters
 # (every lost RDMA packet is retransmitted), the pause-storm watchdog backs up transmit pause
-# time. A NIC that has no such counter at all (bnxt_en has no per-priority discards, firmware
+# time, the PCIe counters say why a host transmits pause (firmware without the MCAM PCIe
+# performance group shows none: mlx5 en_stats.c mlx5e_grp_pcie_get_num_stats). A NIC that has no such counter at all (bnxt_en has no per-priority discards, firmware
 # without the watchdog) is judged by the primary signal and lists the role in `lacks`; one that
 # has it but lost it between the samples is unknown like any other counter.
-SECOND_OPINIONS = ("prio_discards", "storm")
+SECOND_OPINIONS = ("prio_discards", "storm", "pcie_stall")
 # The values of a RoCE row that the runbook judges (None when unknown), and those only shown:
 # counts over every priority that the fleet compares between nodes, never judged on one node.
 JUDGED = ("load", "idle", "loaded", "phy_errors", "rdma_loss", "discards_ppm", "pause_rx_fraction", "pause_tx_fraction",
-          "storm_events", "cnp", "cnp_sent_rate", "cnp_handled_rate")
+          "storm_events", "pcie_stall", "cnp", "cnp_sent_rate", "cnp_handled_rate")
 SHOWN = {"pause_rx": "pause_rx_frames", "pause_tx": "pause_tx_frames", "eth_loss": "port_discards"}
 IB_WORDS = 4  # port_xmit_data / port_rcv_data count 4-octet words (kernel ABI sysfs-class-infiniband)
 
@@ -171,8 +172,11 @@ def roce_counters(inputs: Inputs) -> Observation:
     for r in (traffic.value or []) if traffic is not None and traffic.status == OK else []:
         if r.get("from") == "tx_prioN_bytes" and r.get("name") in prio_of:
             prio_of[r["name"]] = dict(prio_of[r["name"]], priority=r["priority"])
-    rows = [_roce_row(port, stats.get(port.get("netdev")), hw.get(port["name"]), prio_of.get(port.get("netdev")) or {})
-            for port in ports]
+    # A LAG device's bond members each carry traffic: one row per member (the transport
+    # counters are the RDMA port's, shared by its members).
+    lag = derive_roce.members(inputs)
+    rows = [_roce_row(dict(port, netdev=nd), stats.get(nd), hw.get(port["name"]), prio_of.get(nd) or {})
+            for port in ports for nd in lag.get(port["name"], [port.get("netdev")])]
     return _finish(rows, "no active RoCE compute ports")
 
 
@@ -199,7 +203,8 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
     load, idle, idle_why = _load(None if why else moved, why, port.get("rate_gbps"), interval)
     row.update(load=load, idle=idle, loaded=_loaded(idle))
     unknown: dict[str, str] = {}
-    for value, name in (("phy_errors", "phy_errors"), ("rdma_loss", "loss"), ("storm_events", "storm")):
+    for value, name in (("phy_errors", "phy_errors"), ("rdma_loss", "loss"), ("storm_events", "storm"),
+                        ("pcie_stall", "pcie_stall")):
         row[value], unknown[value] = role(name, count=True)
     discards, why = role("prio_discards")
     packets, why_p = role("prio_packets")
@@ -225,7 +230,7 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
         for value in ("discards_ppm", "pause_rx_fraction", "pause_tx_fraction"):
             if row[value] is None:
                 unknown[value] = "NCCL's priority is unknown (NCCL_IB_TC, trust mode or the DSCP map could not be read)"
-    for lacked, value in (("prio_discards", "discards_ppm"), ("storm", "storm_events")):
+    for lacked, value in (("prio_discards", "discards_ppm"), ("storm", "storm_events"), ("pcie_stall", "pcie_stall")):
         if lacked in row["lacks"]:
             unknown[value] = ""  # judged without it (SECOND_OPINIONS)
     row["unknown"] = {k: v for k, v in unknown.items() if v}

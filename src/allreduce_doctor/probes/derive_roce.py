@@ -153,6 +153,11 @@ def _traffic_class(env: dict | None, tc_text) -> int | None:
         return None
 
 
+# Where the ECN enable lives: MLNX_OFED's ecn/roce_np|roce_rp/enable/P sysfs; inbox mlx5 has no
+# per-priority enable (drivers/infiniband/hw/mlx5/cong.c: debugfs congestion parameters only);
+# bnxt_re's is debugfs cc_config/enable_cc (drivers/infiniband/hw/bnxt_re/debugfs.c), root only.
+ECN_UNREADABLE = ("the inbox mlx5 driver exposes no per-priority ECN enable (MLNX_OFED's ecn sysfs does); "
+                  "bnxt_re shows it in /sys/kernel/debug/bnxt_re/BDF/cc_config/enable_cc, as root")
 _GLOBAL_TCLASS = re.compile(r"Global tclass=(\d+)")
 
 
@@ -193,6 +198,17 @@ def _busiest_priority(inputs: Inputs) -> dict[str, int]:
     return out
 
 
+def members(inputs: Inputs) -> dict[str, list[str]]:
+    """RDMA port name -> its physical netdevs: every bond member of a LAG device (mlx5_bond_N),
+    else the one netdev (net.roce_members, one record per roce_netdev instance)."""
+    obs = inputs.get("net.roce_members")
+    out: dict[str, list[str]] = {}
+    for rec in (obs.value or []) if obs is not None and obs.status == OK and isinstance(obs.value, list) else []:
+        if rec.get("device") and rec.get("port") and rec.get("netdev"):
+            out.setdefault(f"{rec['device']}/{rec['port']}", []).append(rec["netdev"])
+    return out
+
+
 def roce_priority(inputs: Inputs) -> Observation:
     """Per RoCE compute netdev: the traffic class (driver's global class, else NCCL_IB_TC, else the
     site's declared one) -> DSCP -> priority, PFC/ECN on it, and the declared RoCE mode."""
@@ -211,12 +227,15 @@ def roce_priority(inputs: Inputs) -> Observation:
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
     np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
     rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
+    cnp_by, cc = _cnp_settings(inputs), _bnxt_cc(inputs)
     out = []
     ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
     if ports and not any(p.get("netdev") in qos_by for p in ports):
         # Which netdev belongs to which port is not known (pasted mlnx_qos without ibdev2netdev):
         # each QoS record still says what PFC does on that RoCE netdev.
         ports = [{"netdev": name, "name": None, "link_layer": "Ethernet"} for name in qos_by]
+    lag = members(inputs)  # each member of a LAG's bond has its own PFC, buffers and ECN
+    ports = [dict(p, netdev=m) for p in ports for m in lag.get(p.get("name") or "", [p.get("netdev")])]
     for port in ports:
         netdev = port.get("netdev")
         if not netdev:
@@ -236,6 +255,9 @@ def roce_priority(inputs: Inputs) -> Observation:
             prio = None
         pfc = q.get("pfc_enabled")
         np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
+        ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else prio in np_on and prio in rp_on
+        if ecn_on is None and prio is not None and cc.get(netdev) is not None:
+            ecn_on = cc[netdev]  # bnxt_re: one switch for the function's RoCE traffic
         out.append({
             "name": netdev, "port": port["name"], "tc": tc, "tc_from": source, "dscp": dscp, "trust": trust,
             "priority": prio, "pfc_enabled": pfc,
@@ -244,13 +266,96 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_lossy": policy.get("roce_mode") == "lossy",
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
-            "ecn_on_priority": None if prio is None or netdev not in np_by or netdev not in rp_by
-            else prio in np_on and prio in rp_on,
+            "ecn_on_priority": ecn_on,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
+            **_off_declared(policy, prio, pfc),
+            **_buffer(q, prio, pfc),
+            **_cnp(cnp_by.get(netdev), q, prio),
         })
     if not out:
         return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
-    return Observation("", out, OK)
+    unread = [r["name"] for r in out if r["priority"] is not None and r["ecn_on_priority"] is None]
+    return Observation("", out, OK, reason=f"ECN/DCQCN enable not readable on {', '.join(unread[:3])}"
+                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}" if unread else "")
+
+
+def _off_declared(policy: dict, prio: int | None, pfc: list | None) -> dict:
+    """NCCL's priority and the PFC priorities against the site's declared pfc_priority (site.py).
+    False when nothing is declared or the fabric is declared lossy: there is nothing to judge."""
+    declared = policy.get("pfc_priority")
+    if declared is None or policy.get("roce_mode") == "lossy":
+        return {"off_declared": False, "off_declared_why": ""}
+    if prio is None or pfc is None:
+        return {"off_declared": None, "off_declared_why": "NCCL's priority or the PFC settings could not be read"}
+    why = []
+    if prio != declared:
+        why.append(f"NCCL's traffic lands on priority {prio}, the site declares {declared}")
+    if declared not in pfc:
+        why.append(f"PFC is on {pfc or 'no priority'}, not on the declared priority {declared}")
+    return {"off_declared": bool(why), "off_declared_why": "; ".join(why)}
+
+
+def _buffer(q: dict, prio: int | None, pfc: list | None) -> dict:
+    """The receive buffer NCCL's PFC priority maps to (mlnx_qos prio2buffer and buffer sizes).
+    A zero-size buffer has no headroom for what is in flight when pause is sent (mlx5
+    en/port_buffer.c update_xoff_threshold: xoff = size - headroom): that is a fault. A buffer
+    shared with lossy priorities is only noted: update_buffer_lossy() makes a buffer holding any
+    PFC priority lossless and never remaps priorities, so `mlnx_qos --pfc` alone (NVIDIA's own
+    procedure) leaves every priority in buffer 0 on a healthy node. buffer_known is false where
+    the tool shows no buffer map (iproute2 dcb, old mlnx_qos): nothing is judged there."""
+    p2b, sizes = q.get("prio2buffer"), q.get("buffers")
+    known = isinstance(p2b, list) and isinstance(sizes, list) and prio is not None and pfc is not None \
+        and prio in pfc and prio < len(p2b)
+    if not known:
+        return {"buffer_known": False, "buffer": None, "buffer_bad": None, "buffer_why": ""}
+    buf = p2b[prio]
+    size = sizes[buf] if buf < len(sizes) else None
+    lossy = [p for p, b in enumerate(p2b) if b == buf and p not in pfc]
+    why = [f"priority {prio} maps to buffer {buf}, whose size is 0"] if size == 0 else []
+    if lossy:
+        why.append(f"buffer {buf} also holds lossy priorities {lossy} (noted, not a fault)")
+    return {"buffer_known": size is not None, "buffer": buf, "buffer_size": size, "buffer_lossy_prios": lossy,
+            "buffer_bad": size == 0 if size is not None else None, "buffer_why": "; ".join(why)}
+
+
+def _cnp_settings(inputs: Inputs) -> dict[str, dict]:
+    """netdev -> {dscp, pcp} of the CNPs this host sends as a notification point: MLNX_OFED's
+    ecn/roce_np/cnp_dscp and cnp_802p_prio (mlnx-ofa_kernel en_ecn.c), else the inbox mlx5
+    debugfs cc_params/np_cnp_dscp and np_cnp_prio (drivers/infiniband/hw/mlx5/cong.c, root)."""
+    out: dict[str, dict] = {}
+    for fact, dscp_key, pcp_key in (("net.cc_mlx5", "np_cnp_dscp", "np_cnp_prio"),
+                                    ("net.cnp_mlnx", "cnp_dscp", "cnp_802p_prio")):
+        obs = inputs.get(fact)
+        for rec in (obs.value or []) if obs is not None and obs.status == OK else []:
+            if isinstance(rec.get(dscp_key), int) or isinstance(rec.get(pcp_key), int):
+                out[rec["name"]] = {"dscp": rec.get(dscp_key), "pcp": rec.get(pcp_key)}
+    return out
+
+
+def _bnxt_cc(inputs: Inputs) -> dict[str, bool]:
+    """netdev -> whether bnxt_re's congestion control runs and marks ECT: enable_cc and tos_ecn
+    of /sys/kernel/debug/bnxt_re/BDF/cc_config (drivers/infiniband/hw/bnxt_re/debugfs.c,
+    bnxt_re_cc_gen0_name; root). One setting for the function's RoCE traffic, not per priority."""
+    obs = inputs.get("net.cc_bnxt")
+    out = {}
+    for rec in (obs.value or []) if obs is not None and obs.status == OK else []:
+        if isinstance(rec.get("enable_cc"), int) and isinstance(rec.get("tos_ecn"), int):
+            out[rec.get("name")] = rec["enable_cc"] == 1 and rec["tos_ecn"] != 0
+    return out
+
+
+def _cnp(settings: dict | None, q: dict, prio: int | None) -> dict:
+    """The priority CNPs travel on. They steer DCQCN: queued behind NCCL's own congested data
+    they arrive late and senders slow down late, so they belong on a priority of their own
+    (NVIDIA's default DSCP 48 -> priority 6, strict on Cumulus). Unknown is not judged."""
+    if not settings or prio is None:
+        return {"cnp_known": False, "cnp_priority": None, "cnp_shares_data": None}
+    if q.get("trust") == "dscp" and isinstance(settings.get("dscp"), int):
+        cnp_prio = (q.get("dscp2prio") or {}).get(str(settings["dscp"]), settings["dscp"] >> 3)
+    else:
+        cnp_prio = settings.get("pcp")
+    return {"cnp_known": cnp_prio is not None, "cnp_priority": cnp_prio, "cnp_dscp": settings.get("dscp"),
+            "cnp_shares_data": None if cnp_prio is None else cnp_prio == prio}
 
 
 def roce_traffic(inputs: Inputs) -> Observation:
@@ -270,9 +375,17 @@ def roce_traffic(inputs: Inputs) -> Observation:
         out.append({"name": row["name"], "priority": prio, "from": source, "busiest_priority": busiest.get(row["name"]),
                     "pfc_mismatch": None if prio is None or pfc is None else
                     bool(pfc) and prio not in pfc and not row.get("declared_lossy"),
-                    "ecn_off": None if prio is None or np_on is None or rp_on is None else
-                    prio not in np_on or prio not in rp_on})
+                    "ecn_off": _ecn_off(row, prio)})
     return Observation("", out, OK)
+
+
+def _ecn_off(row: dict, prio: int | None) -> bool | None:
+    """ECN/DCQCN off on the priority that carries the bytes: per priority where the driver has
+    per-priority enables (MLNX_OFED), else the function-wide setting (bnxt_re enable_cc)."""
+    np_on, rp_on = row.get("ecn_np"), row.get("ecn_rp")
+    if np_on is None or rp_on is None:
+        return None if row.get("ecn_on_priority") is None else not row["ecn_on_priority"]
+    return None if prio is None else prio not in np_on or prio not in rp_on
 
 
 DERIVATIONS = {

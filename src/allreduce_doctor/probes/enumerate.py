@@ -67,19 +67,36 @@ class Enumerator:
                 found["path"] = found.pop("_path")
                 base.append(found)
         items = []
-        for item in base:
+        for found in base:
             if not spec.source:
-                self._decorate(spec, item)
-            if not self._keep(spec, item):
+                self._decorate(spec, found)
+            if not self._keep(spec, found):
                 continue
-            if spec.label:
-                try:
-                    item["name"] = fill(spec.label, item)
-                except KeyError:
-                    continue
-            item.setdefault("name", posixpath.basename(item.get("path", "")))
-            items.append(item)
+            for item in self._expand(spec, found):
+                if spec.label:
+                    try:
+                        item["name"] = fill(spec.label, item)
+                    except KeyError:
+                        continue
+                item.setdefault("name", posixpath.basename(item.get("path", "")))
+                items.append(item)
         return sorted(items, key=_natural_key)
+
+    def _expand(self, spec: EnumeratorSpec, item: dict) -> list[dict]:
+        """One item per match of each `expand` glob (a RoCE LAG device's bond members); the item
+        itself when it does not qualify (expand_match) or nothing matches."""
+        items = [item]
+        if not all(item.get(a) is not None and re.search(r, str(item[a])) for a, r in spec.expand_match.items()):
+            return items
+        for attr, template in spec.expand.items():
+            known = {k: v for k, v in item.items() if k != attr and v is not None}
+            try:
+                matches = glob_named(self.host, template, known)
+            except KeyError:
+                continue
+            found = [{**item, attr: m[attr]} for m in matches if attr in m]
+            items = found or items
+        return items
 
     def _decorate(self, spec: EnumeratorSpec, item: dict) -> None:
         for attr, template in spec.read.items():

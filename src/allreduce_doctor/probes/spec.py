@@ -20,7 +20,8 @@ KINDS = ("file", "files", "glob", "command", "exists", "builtin", "derive", "evi
 PROBE_KEYS = frozenset(
     {"id", "title", "provides", "foreach", "parser", "timeout", "requires", "root", "sampled", "skip", "from", *KINDS}
 )
-ENUM_KEYS = frozenset({"title", "glob", "name", "read", "first", "links", "from", "match", "require"})
+ENUM_KEYS = frozenset({"title", "glob", "name", "read", "first", "links", "from", "match", "require", "expand",
+                       "expand_match"})
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 120.0
 _TEMPLATE_VAR = re.compile(r"\{(\w+)\}")
@@ -43,6 +44,10 @@ class EnumeratorSpec:
     source: str = ""  # another enumerator to filter ("from")
     match: dict[str, str] = field(default_factory=dict)
     require: list[str] = field(default_factory=list)
+    # attr -> a glob whose {attr} part yields one item per match (the item stays as it is when
+    # nothing matches), for the items whose attributes match expand_match
+    expand: dict[str, str] = field(default_factory=dict)
+    expand_match: dict[str, str] = field(default_factory=dict)
     title: str = ""
     location: str = ""
 
@@ -134,6 +139,8 @@ def _load_enumerator(filename: str, name: str, node) -> EnumeratorSpec:
         source=str(node.get("from", "")),
         match=_str_map(filename, node, "match"),
         require=[str(r) for r in node.get("require", [])],
+        expand=_str_map(filename, node, "expand"),
+        expand_match=_str_map(filename, node, "expand_match"),
         title=str(node.get("title", "")),
         location=f"{filename}:{node.line}",
     )
