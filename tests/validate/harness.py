@@ -34,11 +34,12 @@ class ReusingSampler(HostSampler):
         return {n: bundles[n] for n in hosts if n in bundles}, failed
 
 
-def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
+def prepared(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None, fake=None):
+    """(make_plan, sampler) of a scenario on the fakes: srun, nccl-tests and perftest on PATH."""
     scenario = SCENARIOS[name]
     scenario.release = tmp_path / "release"
     bindir = fakes.install(tmp_path / "bin", {"busbw": scenario.busbw, "until": str(scenario.release),
-                                              "expanded": ",".join(NODES), **scenario.fake})
+                                              "expanded": ",".join(NODES), **scenario.fake, **(fake or {})})
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
     args = build_parser().parse_args(["validate", "--nodes", "gpu[01-04]", "--nccl-tests", str(bindir), "--yes",
@@ -46,9 +47,14 @@ def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_fo
     make_plan, _ = plan_from_args(args)
     if max_seconds:
         make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
+    return make_plan, ReusingSampler(hosts_for or scenario.hosts_for, 1.0)
+
+
+def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
+    make_plan, sampler = prepared(name, tmp_path, monkeypatch, *extra, max_seconds=max_seconds, hosts_for=hosts_for)
     root = tmp_path / "record"
     root.mkdir()
-    data = run_validate(make_plan, ReusingSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
+    data = run_validate(make_plan, sampler, root, False, 0.5, on_round=lambda r: None)
     return data, root
 
 

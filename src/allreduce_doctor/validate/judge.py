@@ -21,7 +21,7 @@ from allreduce_doctor.fleet.diagnosis import fold, listed
 from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 from allreduce_doctor.validate.load_checks import combine, runbook_check
 from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
 from allreduce_doctor.validate.plan import Plan
@@ -58,7 +58,8 @@ class _Judge:
 
     # --- helpers ------------------------------------------------------------------------------
     def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
-        self.d.path.append(Step(node, "check", title, outcome, means, value))
+        badge = {"yes": STEP_FAIL, "no": STEP_PASS}.get(outcome, STEP_UNKNOWN)  # "yes": the problem is seen
+        self.d.path.append(Step(node, "check", title, outcome, means, value, badge=badge))
 
     def evidence(self, step: str, fact: str, observed: Any, expected: str, source: str) -> None:
         self.d.evidence.append(EvidenceRow(step, fact, observed, expected, source, "ok"))

@@ -153,9 +153,11 @@ def _baseline(root: Path, first, allow_busy: bool) -> int | None:
 
 
 def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: float, ranks: int | None = None,
-                 on_round=None) -> dict:
+                 on_round=None, on_output=None, stop=None) -> dict:
     """Sample idle, launch under watch, record, judge. Ctrl-C: the launcher's group is killed, the
-    record is written (marked interrupted) and KeyboardInterrupt goes on to the caller."""
+    record is written (marked interrupted) and KeyboardInterrupt goes on to the caller. The TUI
+    sees each benchmark's output as it arrives (on_output) and stops the run with `stop` (an
+    Event): the launcher's group is killed, the record marked interrupted and judged."""
     from allreduce_doctor.validate.launch import run_steps
     from allreduce_doctor.validate.record import replay, write_record
     from allreduce_doctor.validate.watch import Watch, progress_line
@@ -171,8 +173,9 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     watch.step = plan.steps[0].name
     watch.start()
     try:
-        results = run_steps(plan.steps, root, plan.max_seconds, on_step=lambda name: setattr(watch, "step", name))
-        interrupted = False
+        results = run_steps(plan.steps, root, plan.max_seconds, on_step=lambda name: setattr(watch, "step", name),
+                            on_output=on_output, stop=stop)
+        interrupted = stop is not None and stop.is_set()
     finally:
         watch.stop()
         if sys.stderr.isatty():
