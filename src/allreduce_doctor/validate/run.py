@@ -165,7 +165,7 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     watch = Watch(sampler, root, interval, on_round)
     first = watch.take()
     plan = make_plan(ranks or _baseline(root, first, allow_busy), root)
-    watch.on_round = on_round or progress_line(plan.max_seconds, watch.begun)
+    watch.on_round = on_round or progress_line(plan.max_seconds, watch.begun)  # headless: a line on stderr
     # {hostfile} in a template names this one; with --hostfile it only documents the nodes
     (root / HOSTFILE).write_text("".join(f"{n} slots={plan.ranks_per_node}\n" for n in plan.nodes), encoding="utf-8")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -178,7 +178,7 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
         interrupted = stop is not None and stop.is_set()
     finally:
         watch.stop()
-        if sys.stderr.isatty():
+        if on_round is None and sys.stderr.isatty():  # the progress line's end (never under the TUI)
             sys.stderr.write("\r\033[K")
         write_record(root, {"tool_version": __version__, "started_at": started, "interrupted": interrupted,
                             "plan": plan.to_dict(), "steps": [r.to_dict() for r in results],

@@ -164,7 +164,7 @@ class ValidateRunScreen(Screen):
         self.query_one("#validate-title", Static).update(
             f"[b]Validate[/]: round {index} ({esc(step or 'idle, before the benchmarks')}) · "
             f"{time.monotonic() - self.began:.0f}s · s stops it")
-        self._nodes()
+        self._draw_nodes()
 
     def on_output(self, msg: Output) -> None:
         self.busbw.add(msg.index, msg.name, msg.data)
@@ -190,7 +190,7 @@ class ValidateRunScreen(Screen):
             return
         self.app.push_screen(ValidateResultScreen(msg.data, str(self.job.root)))
 
-    def _nodes(self) -> None:
+    def _draw_nodes(self) -> None:
         table = self.query_one("#validate-nodes", DataTable)
         row = table.cursor_row
         table.clear()
@@ -263,7 +263,7 @@ def _signal(row: NodeRates):
 def markup(text: str):
     from textual.content import Content
 
-    return Content.frommarkup(text)
+    return Content.from_markup(text)
 
 
 def _size(size: int) -> str:

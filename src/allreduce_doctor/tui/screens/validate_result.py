@@ -17,6 +17,8 @@ from allreduce_doctor.tui.screens.validate import markup
 from allreduce_doctor.tui.tree_model import NodeView
 from allreduce_doctor.tui.widgets.detail import badge, cause_markup, node_markup, verdict_markup
 
+RAW_HINT = "\n[$text-muted]r: raw value of the facts read here[/]"
+
 
 def step_view(data: dict, step: dict) -> NodeView:
     """One validate check as the detail panel shows a runbook node."""
@@ -58,8 +60,8 @@ class ValidateResultScreen(Screen):
             table.add_row(markup(badge(step.get("badge") or STEP_UNKNOWN)), step.get("title") or step["node"],
                           key=step["node"])
         table.focus()
-        if self.steps:
-            self.show(self._first_deciding())
+        if self.steps:  # after the table's own first highlight (row 0) has been handled
+            self.call_after_refresh(self.show_step, self._first_deciding())
 
     def _first_deciding(self) -> int:
         """The check that names the root cause, else the first that is not a pass."""
@@ -69,15 +71,17 @@ class ValidateResultScreen(Screen):
                 return i
         return next((i for i, s in enumerate(self.steps) if STEP_BADGE.get(s.get("badge")) != "pass"), 0)
 
-    def show(self, index: int) -> None:
+    def show_step(self, index: int) -> None:
         table = self.query_one("#validate-steps", DataTable)
         if table.cursor_row != index:
             table.move_cursor(row=index)
-        self.query_one("#detail", Static).update(node_markup(step_view(self.data, self.steps[index])))
+        # a validate check reads whole bundles, not runbook facts: the panel's raw-value key does not apply
+        text = node_markup(step_view(self.data, self.steps[index])).replace(RAW_HINT, "")
+        self.query_one("#detail", Static).update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.steps):
-            self.show(event.cursor_row)
+            self.show_step(event.cursor_row)
 
     def action_back(self) -> None:
         self.app.pop_screen()
