@@ -35,6 +35,8 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
     from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
     from allreduce_doctor.tui.screens.probing import ProbingScreen
+    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
+    from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
     from allreduce_doctor.tui.screens.watch import WatchScreen
 
     def rows(cls) -> list[tuple[str, str]]:
@@ -50,6 +52,9 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Post dialog", rows(PostDialog) + [("left / right, enter", "choose github or jira (the defaults follow)")]),
         ("Fleet screen", rows(FleetScreen) + [("enter", "on a node: its own diagnosis; on a setting: its first odd node")]),
         ("A fleet's node", rows(NodeDiagnosisScreen)),
+        ("Validate plan", rows(ValidatePlanScreen)),
+        ("Validate run", rows(ValidateRunScreen)),
+        ("Validate result", rows(ValidateResultScreen)),
         ("Help", rows(HelpDialog)),
         ("Navigation", NAVIGATION),
     ]

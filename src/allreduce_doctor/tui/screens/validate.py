@@ -31,10 +31,8 @@ class ValidatePlanScreen(Screen):
     """The dry run on screen: the commands, nodes, cap and bytes. Nothing runs from here unless
     the user starts it."""
 
-    BINDINGS = [Binding("enter", "start", "Start", tooltip="start the benchmarks: traffic across every node of the plan"),
-                Binding("y", "start", "Start", show=False),
-                Binding("escape", "cancel", "Cancel", tooltip="leave without running anything"),
-                Binding("n", "cancel", "Cancel", show=False)]
+    BINDINGS = [Binding("enter,y", "start", "Start", tooltip="start the benchmarks: traffic across every node of the plan"),
+                Binding("escape,n", "cancel", "Cancel", tooltip="leave without running anything (exit 2)")]
 
     def __init__(self, job) -> None:
         super().__init__()
