@@ -43,6 +43,16 @@ def cells(app, table_id: str) -> list[list[str]]:
     return [[getattr(c, "plain", str(c)) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+async def under_load(app, pilot, key: str):
+    """Start the plan with `key`; the run screen once a round under load has been read."""
+    await until(pilot, lambda: app.screen.ready)
+    await pilot.press(key)
+    screen = app.screen
+    assert isinstance(screen, ValidateRunScreen)
+    await until(pilot, lambda: any(r.round >= 1 for r in screen.latest.values()), timeout=30)
+    return screen
+
+
 def test_the_plan_is_shown_and_leaving_runs_nothing(tmp_path, monkeypatch):
     the_job = job("lossy", tmp_path, monkeypatch)
 
@@ -113,10 +123,7 @@ def test_stop_kills_the_launcher_and_judges_what_was_recorded(tmp_path, monkeypa
     async def go():
         app = DoctorApp(first=ValidatePlanScreen(the_job))
         async with app.run_test(size=(120, 36)) as pilot:
-            await until(pilot, lambda: app.screen.ready)
-            await pilot.press("y")
-            screen = app.screen
-            await until(pilot, lambda: any(r.round >= 1 for r in screen.latest.values()), timeout=30)
+            await under_load(app, pilot, "y")
             await pilot.press("s")
             await until(pilot, lambda: isinstance(app.screen, ValidateResultScreen), timeout=30)
             data = app.data
@@ -136,10 +143,7 @@ def test_quit_during_a_run_stops_it_first(tmp_path, monkeypatch):
     async def go():
         app = DoctorApp(first=ValidatePlanScreen(the_job))
         async with app.run_test(size=(120, 36)) as pilot:
-            await until(pilot, lambda: app.screen.ready)
-            await pilot.press("enter")
-            screen = app.screen
-            await until(pilot, lambda: any(r.round >= 1 for r in screen.latest.values()), timeout=30)
+            screen = await under_load(app, pilot, "enter")
             await pilot.press("q")
             await until(pilot, lambda: screen.data is not None, timeout=30)
         return app.return_code

@@ -191,12 +191,17 @@ class _Judge:
         storm = self.pause(roce, bool(lossy))
         if lossy or storm:
             return
-        cnp, unknown = self.seen("cnp")
-        self.decided("validate.dcqcn", "DCQCN reacts to congestion without loss or storm", cnp, unknown,
-                     f"CNPs over the runbook's limit on a port of {listed(cnp)}, nothing lost", "congestion notifications stayed low")
-        if cnp:
-            self.check_rows("validate.dcqcn", cnp, "cnp")
-            self.finding("roce_congestion", "validate.dcqcn", {"nodes": cnp}, CAUSES["roce_congestion"].summary.strip(), [])
+        self.congestion("cnp", "validate.dcqcn", "DCQCN reacts to congestion without loss or storm",
+                        "CNPs over the runbook's limit on a port of {nodes}, nothing lost", "congestion notifications stayed low",
+                        "roce_congestion")
+
+    def congestion(self, name: str, step: str, title: str, means_yes: str, means_no: str, cause: str) -> None:
+        """A congested but lossless fabric (minor): the nodes where the runbook check `name` said yes."""
+        found, unknown = self.seen(name)
+        self.decided(step, title, found, unknown, means_yes.format(nodes=listed(found)), means_no)
+        if found:
+            self.check_rows(step, found, name)
+            self.finding(cause, step, {"nodes": found}, CAUSES[cause].summary.strip(), [])
 
     def pause(self, roce: list[str], lossy: bool) -> bool:
         """Transmit pause (the node cannot drain: a root) and receive pause (the fabric holds it:
@@ -226,13 +231,9 @@ class _Judge:
     def credits(self) -> None:
         if not self.judged("xmit_wait"):
             return
-        waiting, unknown = self.seen("xmit_wait")
-        self.decided("validate.credits", "No credit back-pressure on InfiniBand under load", waiting, unknown,
-                     f"port_xmit_wait over the runbook's share of link time on {listed(waiting)}",
-                     "port_xmit_wait stayed within the runbook's share of link time")
-        if waiting:
-            self.check_rows("validate.credits", waiting, "xmit_wait")
-            self.finding("ib_congestion", "validate.credits", {"nodes": waiting}, CAUSES["ib_congestion"].summary.strip(), [])
+        self.congestion("xmit_wait", "validate.credits", "No credit back-pressure on InfiniBand under load",
+                        "port_xmit_wait over the runbook's share of link time on {nodes}",
+                        "port_xmit_wait stayed within the runbook's share of link time", "ib_congestion")
 
     def stragglers(self) -> None:
         title = "No node is off its peers under load (median and MAD)"
