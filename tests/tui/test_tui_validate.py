@@ -11,7 +11,7 @@ from allreduce_doctor.tui.app import DoctorApp
 from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
 from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
 from allreduce_doctor.tui.screens.watch import WatchScreen
-from allreduce_doctor.tui.validate_model import ValidateJob
+from allreduce_doctor.validate.job import ValidateJob
 from allreduce_doctor.validate.record import load_record
 from tests.tui.helpers import run, screen_text, static_text, until
 from tests.validate.harness import prepared

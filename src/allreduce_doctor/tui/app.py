@@ -117,3 +117,14 @@ def run_fleet(data: dict, bundles: dict, fabric: str, answers: dict[str, str]) -
     app = DoctorApp(fleet=(data, bundles, fabric, answers))
     code = app.run()
     return code or 0
+
+
+def run_validate(job) -> int:
+    """`validate --tui`: the plan screen first; the run's verdict exit code (2: not started, an error)."""
+    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen
+
+    app = DoctorApp(first=ValidatePlanScreen(job))
+    code = app.run()
+    if app.error is not None:
+        raise app.error  # cli.main prints it in one line
+    return code or 0

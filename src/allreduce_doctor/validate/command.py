@@ -102,7 +102,7 @@ def _run_tui(args) -> int:
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise DoctorError("--tui needs a terminal; without it validate prints a progress line and the report")
-    from allreduce_doctor.tui.screens.validate import run_validate_app
-    from allreduce_doctor.tui.validate_model import job_from_args
+    from allreduce_doctor.tui.app import run_validate as run_in_tui
+    from allreduce_doctor.validate.job import job_from_args
 
-    return run_validate_app(job_from_args(args))
+    return run_in_tui(job_from_args(args))

@@ -1,6 +1,7 @@
 """`allreduce-doctor validate --tui`: the plan first, the run only once the user starts it there,
 then every node's counter rates as each round arrives and the busbw per size as the benchmarks
-print it, then validate's Diagnosis (validate_result.py).
+print it, then validate's Diagnosis (validate_result.py). The job (validate/job.py) comes from the
+validate command: this package imports nothing of validate.
 
 The run is the headless one (validate/run.py: the same launcher, watch, record and judgement) in a
 thread worker; `s` stops it (the launcher's whole step is killed, the record kept and judged),
@@ -22,8 +23,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen, markup
 from allreduce_doctor.tui.text import esc
-from allreduce_doctor.tui.validate_model import BusbwFeed, NodeRates, NodeRounds
+from allreduce_doctor.tui.validate_model import NodeRates, NodeRounds
 from allreduce_doctor.tui.watch_model import METRICS, RATE_WIDTH, fmt_rate
 
 
@@ -55,7 +57,7 @@ class ValidatePlanScreen(Screen):
             return
         self.ready = True
         self.query_one("#validate-plan", Static).update(esc(text))
-        plan = self.job.make_plan(self.job.ranks, None)
+        plan = self.job.plan()
         self.query_one("#validate-prompt", Static).update(
             f"[$text-warning b]This drives traffic across {len(plan.nodes)} nodes for at most {plan.max_seconds:g}s.[/] "
             "[b]enter[/] (or y) starts it; [b]esc[/] (or n) leaves without running anything.")
@@ -97,7 +99,6 @@ class ValidateRunScreen(Screen):
         super().__init__()
         self.job = job
         self.rounds = NodeRounds(None)
-        self.busbw = BusbwFeed()
         self.latest: dict[str, NodeRates] = {}
         self.gone: dict[str, str] = {}
         self.pending: queue.Queue = queue.Queue()  # rounds, read off the UI thread one at a time
@@ -165,11 +166,11 @@ class ValidateRunScreen(Screen):
         self._draw_nodes()
 
     def on_output(self, msg: Output) -> None:
-        self.busbw.add(msg.index, msg.name, msg.data)
+        self.job.busbw.add(msg.index, msg.name, msg.data)
         table = self.query_one("#validate-busbw", DataTable)
         table.clear()
-        for name, size, oop, inplace in self.busbw.rows():
-            table.add_row(name, _size(size), Text(_gbs(oop), justify="right"), Text(_gbs(inplace), justify="right"))
+        for name, size, oop, inplace in self.job.busbw.rows():
+            table.add_row(name, size, Text(_gbs(oop), justify="right"), Text(_gbs(inplace), justify="right"))
         table.scroll_end(animate=False)
 
     def on_finished(self, msg: Finished) -> None:
@@ -180,8 +181,6 @@ class ValidateRunScreen(Screen):
             if self.quitting:
                 self.app.action_quit_app()
             return
-        from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
-
         self.data = self.app.data = msg.data
         if self.quitting:
             self.app.action_quit_app()
@@ -258,28 +257,5 @@ def _signal(row: NodeRates):
     return markup("[$text-success]ok[/]")
 
 
-def markup(text: str):
-    from textual.content import Content
-
-    return Content.from_markup(text)
-
-
-def _size(size: int) -> str:
-    from allreduce_doctor.validate.plan import human_bytes
-
-    return human_bytes(size)
-
-
 def _gbs(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
-
-
-def run_validate_app(job) -> int:
-    """The app on the plan screen; the exit code of the run's verdict (2: not started or an error)."""
-    from allreduce_doctor.tui.app import DoctorApp
-
-    app = DoctorApp(first=ValidatePlanScreen(job))
-    code = app.run()
-    if app.error is not None:
-        raise app.error
-    return code or 0

@@ -13,7 +13,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from allreduce_doctor.status import STEP_BADGE, STEP_UNKNOWN
-from allreduce_doctor.tui.screens.validate import markup
 from allreduce_doctor.tui.tree_model import NodeView
 from allreduce_doctor.tui.widgets.detail import badge, cause_markup, node_markup, verdict_markup
 
@@ -85,3 +84,9 @@ class ValidateResultScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def markup(text: str):
+    from textual.content import Content
+
+    return Content.from_markup(text)
