@@ -3,7 +3,8 @@
 The layout of all_reduce_perf / alltoall_perf is nccl-tests' own (src/common.cu: the header, the
 `#  Rank` lines, the two-placement table, `# Avg bus bandwidth`), as in the reference outputs in
 shared/reference/outputs/nccl-tests-*.txt; ib_write_bw prints perftest's --report_gbits block.
-Each reads bin/fake.json (what the scenario wants: peak busbw, a file whose creation ends the run, exit code, a hang),
+Each reads bin/fake.json (what the scenario wants: peak busbw, a file whose creation ends the run, exit code, a hang,
+sizes printed before that wait),
 since the launcher's environment is filtered. The fake srun takes srun's options, sets the
 SLURM_* variables a step sees, and execs the benchmark once (it stands for every rank).
 """
@@ -37,19 +38,24 @@ print("#")
 print("#                                                              out-of-place                       in-place          ")
 print("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong")
 print("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ")
-sys.stdout.flush()
-end = time.monotonic() + (600 if conf.get("hang") else 60)
-while time.monotonic() < end and not (conf.get("until") and os.path.exists(conf["until"])):
-    time.sleep(0.05)  # under load until the test has taken its rounds (or forever: a hang)
 n = len(nodes) * ranks
-size, total, count = low, 0.0, 0
+size, total, rows = low, 0.0, []
 while size <= high:
     busbw = conf["busbw"] * size / (size + (4 << 20))
     algbw = busbw / (2 * (n - 1) / n) if name == "all_reduce_perf" else busbw / ((n - 1) / n)
     t = size / (algbw * 1e3) if algbw else 0.0
     redop = "sum" if name == "all_reduce_perf" else "none"
-    print(f"{size:12d}  {size // 4:12d}     float  {redop:>6}      -1  {t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0  {t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0")
-    total, count, size = total + busbw, count + 1, size * factor
+    rows.append(f"{size:12d}  {size // 4:12d}     float  {redop:>6}      -1  {t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0  {t:7.1f}  {algbw:6.2f}  {busbw:6.2f}      0")
+    total, size = total + busbw, size * factor
+early = conf.get("early_rows", 0)  # sizes printed before the wait: a run watched while it prints
+print("\n".join(rows[:early]) if early else "", end="\n" if early else "")
+sys.stdout.flush()
+end = time.monotonic() + (600 if conf.get("hang") else 60)
+while time.monotonic() < end and not (conf.get("until") and os.path.exists(conf["until"])):
+    time.sleep(0.05)  # under load until the test has taken its rounds (or forever: a hang)
+for row in rows[early:]:
+    print(row)
+count = len(rows)
 print("# Out of bounds values : 0 OK")
 print(f"# Avg bus bandwidth    : {total / count:.4f} ")
 print("#")

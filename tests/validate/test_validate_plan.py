@@ -147,3 +147,12 @@ def test_a_slurm_job_from_outside_runs_its_step_in_that_job(capsys, tmp_path, mo
     assert out.splitlines()[0] == "validate plan: 2 nodes (Slurm job 4242), 8 ranks per node, launcher srun"
     assert ("    srun --jobid=4242 --nodelist=gpu01,gpu02 --nodes=2 --ntasks-per-node=8 --kill-on-bad-exit=1 "
             "all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1") in out.splitlines()
+
+
+def test_tui_needs_a_terminal_and_dry_run_still_prints_the_plan(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    code, out, err = run_cli(capsys, "validate", "--nodes", "gpu1", "--tui")
+    assert (code, out, err) == (2, "", "allreduce-doctor: error: --tui needs a terminal; without it validate prints a "
+                                       "progress line and the report\n")
+    code, out, _ = run_cli(capsys, "validate", "--nodes", "gpu1", "--tui", "--dry-run")
+    assert code == 0 and out.startswith("validate plan: 1 nodes (--nodes gpu1)")

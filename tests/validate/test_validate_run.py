@@ -5,9 +5,6 @@ same Diagnosis through `diagnose --snapshot DIR` and `fleet --snapshots DIR`."""
 from __future__ import annotations
 
 import json
-import shutil
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -15,55 +12,13 @@ from allreduce_doctor.cli import build_parser, main
 from allreduce_doctor.validate.run import plan_from_args, run_validate
 from allreduce_doctor.validate.watch import HostSampler
 from tests.validate import fakes
+from tests.validate.harness import cause, run_scenario
 from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
-
-
-class ReusingSampler(HostSampler):
-    """HostSampler that records each node's idle and loaded model once and copies the bundle into
-    later rounds (the same model gives the same bundle; recording is the slow part of a test)."""
-
-    def __init__(self, hosts_for, interval):
-        super().__init__(hosts_for, interval)
-        self.made: dict[tuple, Path] = {}
-
-    def sample(self, folder, index, step):
-        hosts = self.hosts_for(index, step)
-        reuse = {n: self.made[(n, step is None)] for n, h in hosts.items()
-                 if not isinstance(h, str) and (n, step is None) in self.made}
-        fresh = {n: h for n, h in hosts.items() if n not in reuse}
-        bundles, failed = HostSampler(lambda i, s: fresh, self.interval).sample(folder, index, step)
-        for node, path in bundles.items():
-            self.made[(node, step is None)] = path
-        for node, path in reuse.items():
-            bundles[node] = Path(shutil.copyfile(path, folder / path.name))
-        return {n: bundles[n] for n in hosts if n in bundles}, failed
-
-
-def run_scenario(name, tmp_path, monkeypatch, *extra, max_seconds=None, hosts_for=None):
-    scenario = SCENARIOS[name]
-    scenario.release = tmp_path / "release"
-    bindir = fakes.install(tmp_path / "bin", {"busbw": scenario.busbw, "until": str(scenario.release),
-                                              "expanded": ",".join(NODES), **scenario.fake})
-    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
-    monkeypatch.setenv("SLURM_JOB_ID", "4242")
-    args = build_parser().parse_args(["validate", "--nodes", "gpu[01-04]", "--nccl-tests", str(bindir), "--yes",
-                                      "--interval", "0.5", "--benchmarks", "all_reduce_perf", *extra])
-    make_plan, _ = plan_from_args(args)
-    if max_seconds:
-        make_plan = (lambda real: lambda ranks, root: replace(real(ranks, root), max_seconds=max_seconds))(make_plan)
-    root = tmp_path / "record"
-    root.mkdir()
-    data = run_validate(make_plan, ReusingSampler(hosts_for or scenario.hosts_for, 1.0), root, False, 0.5, on_round=lambda r: None)
-    return data, root
 
 
 def replayed(capsys, *argv):
     main(list(argv))
     return json.loads(capsys.readouterr().out)
-
-
-def cause(data):
-    return (data.get("root_cause") or {}).get("id")
 
 
 def test_lossy_roce_names_the_lossy_nodes(tmp_path, monkeypatch, capsys):
@@ -82,8 +37,12 @@ def test_pause_cascade_names_the_slow_receiver(tmp_path, monkeypatch):
     data, _ = run_scenario("pause_cascade", tmp_path, monkeypatch)
     assert cause(data) == "pfc_pause_storm"
     assert data["findings"][0]["value"] == {"nodes": NODES, "root": "gpu03"}
-    share = next(e for e in data["evidence"] if e["fact"] == "pause_tx_share")
-    assert share["observed"] == {"node": "gpu03", "counter": "tx_prioN_pause_duration", "share": 0.23}
+    rows = [(e["fact"], e["observed"]["node"], e["observed"].get("pause_tx_fraction", e["observed"].get("pause_rx_fraction")))
+            for e in data["evidence"] if e["node"] == "validate.pause"]
+    assert rows == [("roce.pause_storm", "gpu03", 0.23), ("roce.pause_rx", "gpu01", 0.19), ("roce.pause_rx", "gpu02", 0.18),
+                    ("roce.pause_rx", "gpu04", 0.2)]  # the root transmits pause, its victims receive it
+    assert data["root_cause"]["summary"].endswith("The root is most likely gpu03: it pauses its peers the most "
+                                                  "(transmit pause 23.0% of the time).")
 
 
 def test_healthy_dcqcn_is_congestion_not_loss(tmp_path, monkeypatch):

@@ -166,9 +166,10 @@ _subreaper: bool | None = None
 
 
 def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
-                extra_env: dict[str, str] | None = None) -> CommandResult:
+                extra_env: dict[str, str] | None = None, on_stdout=None, stop=None) -> CommandResult:
     """Run argv with at most `cap` bytes of output and `timeout` seconds; kill every leftover.
-    `extra_env`: variables a launcher needs from the caller's environment (validate's srun/mpirun)."""
+    `extra_env`: variables a launcher needs from the caller's environment (validate's srun/mpirun);
+    `on_stdout(bytes)` sees stdout as it arrives; a set `stop` (threading.Event) ends it like the timeout."""
     start = time.monotonic()
     become_subreaper()
     tag = f"{os.getpid()}-{next(_tags)}"
@@ -192,7 +193,7 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
     with _running_lock:
         _running.add(proc.pid)
     try:
-        out, err, over, timed_out = _read_bounded(proc, start + timeout, cap, tag)
+        out, err, over, timed_out = _read_bounded(proc, start + timeout, cap, tag, on_stdout, stop)
     finally:
         _sweep(proc, tag)
         with _running_lock:
@@ -210,8 +211,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
     )
 
 
-def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str):
-    """Read both pipes as data arrives until EOF, the cap or the deadline: (out, err, over, timed_out)."""
+def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None):
+    """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over, timed_out)."""
     buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     size = 0
     swept = False
@@ -220,7 +221,7 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str):
             sel.register(fd, selectors.EVENT_READ)
         while sel.get_map():
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (stop is not None and stop.is_set()):
                 return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), False, True
             events = sel.select(min(left, _POLL_SECONDS))
             for key, _ in events:
@@ -230,6 +231,8 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str):
                     continue
                 size += len(data)
                 buffers[key.fd] += data[: max(0, len(data) - (size - cap))] if size > cap else data
+                if on_stdout is not None and key.fd == proc.stdout.fileno():
+                    on_stdout(data)
                 if size > cap:
                     return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), True, False
             if not events and not swept and proc.poll() is not None:

@@ -17,13 +17,14 @@ class DoctorApp(App[int]):
     BINDINGS = APP_BINDINGS
 
     def __init__(self, session=None, make_session=None, what: str = "this node", watch: tuple | None = None,
-                 fleet: tuple | None = None) -> None:
+                 fleet: tuple | None = None, first=None) -> None:
         super().__init__()
         self.session = session  # else built by the probing screen with make_session()
         self.make_session = make_session
         self.what = what  # what the session reads, for the first screen's title
         self.watch_only = watch  # (catalogue, host, interval, label) for `allreduce-doctor watch`
         self.fleet = fleet  # (data, bundles, fabric, answers) for `allreduce-doctor fleet --tui`
+        self.first = first  # a first screen of its own (`validate --tui`: its plan)
         self.data: dict | None = None
         self.error: Exception | None = None  # what stopped the probes; raised again after exit
 
@@ -31,7 +32,9 @@ class DoctorApp(App[int]):
         from allreduce_doctor.tui.screens.probing import ProbingScreen
         from allreduce_doctor.tui.screens.watch import WatchScreen
 
-        if self.fleet is not None:
+        if self.first is not None:
+            self.push_screen(self.first)
+        elif self.fleet is not None:
             from allreduce_doctor.tui.screens.fleet import FleetScreen
 
             self.push_screen(FleetScreen(*self.fleet))
@@ -113,4 +116,15 @@ def run_watch(catalogue, host, interval: float, label: str) -> int:
 def run_fleet(data: dict, bundles: dict, fabric: str, answers: dict[str, str]) -> int:
     app = DoctorApp(fleet=(data, bundles, fabric, answers))
     code = app.run()
+    return code or 0
+
+
+def run_validate(job) -> int:
+    """`validate --tui`: the plan screen first; the run's verdict exit code (2: not started, an error)."""
+    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen
+
+    app = DoctorApp(first=ValidatePlanScreen(job))
+    code = app.run()
+    if app.error is not None:
+        raise app.error  # cli.main prints it in one line
     return code or 0

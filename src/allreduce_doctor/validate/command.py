@@ -46,6 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     safety.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     safety.add_argument("--max-seconds", type=float, default=300.0, metavar="S", help="wall-clock cap of the benchmarks (default 300)")
     safety.add_argument("--allow-busy", action="store_true", help="run even where another job's NCCL processes are found")
+    p.add_argument("--tui", action="store_true", help="in the terminal UI: the plan first, started only when you start it "
+                   "there; then every node's counter rates live, busbw per size as it arrives, and the diagnosis")
     p.add_argument("--record", metavar="DIR", help="record folder (default ./allreduce-doctor-validate-<UTC time>)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="report format (default text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -80,6 +82,8 @@ def run(args) -> int:
     from allreduce_doctor.validate.run import confirm, plan_from_args, record_folder, run_validate, sampler_from_args
     from allreduce_doctor.validate.plan import render_plan
 
+    if args.tui and not args.dry_run:
+        return _run_tui(args)
     make_plan, nodes = plan_from_args(args)
     if args.dry_run:
         print(render_plan(make_plan(args.gpus_per_node or None, None)), end="")
@@ -88,3 +92,17 @@ def run(args) -> int:
     root = record_folder(args.record)
     data = run_validate(make_plan, sampler_from_args(args, nodes), root, args.allow_busy, args.interval)
     return report(data, args.format, args.output, args.export)
+
+
+def _run_tui(args) -> int:
+    """The plan on screen; the run starts only on the user's key there, --yes or not."""
+    import sys
+
+    from allreduce_doctor.errors import DoctorError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise DoctorError("--tui needs a terminal; without it validate prints a progress line and the report")
+    from allreduce_doctor.tui.app import run_validate as run_in_tui
+    from allreduce_doctor.validate.job import job_from_args
+
+    return run_in_tui(job_from_args(args))

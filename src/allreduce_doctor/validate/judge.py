@@ -2,11 +2,12 @@
 
 The result is a Diagnosis like any other (runbook/diagnosis.py; causes from the catalogue), so the
 reports, exporters, tickets and the fleet view read it unchanged. Path steps are `validate.*`;
-their outcome is "yes" when the problem is seen. Per node, the figures of the rounds taken while
-a benchmark ran are combined by their peak (a fault under load shows at its worst moment).
+their outcome is "yes" when the problem is seen.
 
-Loss and the pause cascade are the fleet's own patterns (fleet/compare.py), stragglers its
-median/MAD outliers: one rule each, for `fleet` and `validate` alike.
+Loss, pause time (rx and tx apart), CNPs and InfiniBand xmit_wait are decided per node and round by
+the single-node runbooks' own checks (load_checks.py): one rule for `allreduce-doctor` on a node
+and for `validate`. Across the nodes, the pause victims and the transmit-pause root make the
+cascade; stragglers are the fleet's median/MAD outliers (fleet/compare.py) of each node's peak.
 """
 
 from __future__ import annotations
@@ -15,49 +16,40 @@ from collections import Counter
 from typing import Any
 
 from allreduce_doctor.domain import BUSBW_AT_LIMIT, busbw_verdict
-from allreduce_doctor.fleet.compare import outliers, patterns
+from allreduce_doctor.fleet.compare import outliers
 from allreduce_doctor.fleet.diagnosis import fold, listed
 from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
+from allreduce_doctor.validate.load_checks import combine, runbook_check
 from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
 from allreduce_doctor.validate.plan import Plan
 
-# Per port, the thresholds of the single-node runbooks: CNPs above 10k/s is DCQCN reacting to
-# congestion (runbooks/roce.yaml, node `congestion`); port_xmit_wait above 1M ticks/s is credit
-# back-pressure (runbooks/ib.yaml, node `xmit_wait`).
-CNP_CONGESTED = 10_000.0
-XMIT_WAIT_CONGESTED = 1_000_000.0
 ORDER = ("roce_packet_loss", "pfc_pause_storm", "straggler_node", "ib_congestion", "roce_congestion")
 
 
 def _peak(rounds: list[dict]) -> tuple[dict[str, dict], dict[str, int]]:
-    """Per node: the peak of each figure over the loaded rounds, and how many rounds it answered."""
+    """Per node: the peak of each fleet figure and its runbook checks over the loaded rounds, and
+    how many rounds it answered (a fault under load shows at its worst moment)."""
     peak: dict[str, dict] = {}
+    checks: dict[str, list[dict]] = {}
     answered: Counter = Counter()
     for r in rounds:
         for node, fig in r["nodes"].items():
             answered[node] += 1
-            got = peak.setdefault(node, {"numbers": {}, "flow": {"storm_events": 0, "lossy_ports": []},
-                                         "fabric": fig.get("fabric"), "shares": Counter()})
+            got = peak.setdefault(node, {"numbers": {}, "fabric": fig.get("fabric")})
             for metric, value in fig["numbers"].items():
                 got["numbers"][metric] = max(value, got["numbers"].get(metric, value))
-            flow = fig.get("flow") or {}
-            got["flow"]["storm_events"] += flow.get("storm_events") or 0
-            got["flow"]["lossy_ports"] = sorted(set(got["flow"]["lossy_ports"]) | set(flow.get("lossy_ports") or []))
-            if fig["numbers"].get("loss_rate"):
-                got["shares"]["loss"] += 1
-            if fig["numbers"].get("xmit_wait_rate", 0) > XMIT_WAIT_CONGESTED:
-                got["shares"]["xmit_wait"] += 1
-            if fig["numbers"].get("cnp_port_rate", 0) > CNP_CONGESTED:
-                got["shares"]["cnp"] += 1
+            checks.setdefault(node, []).append(fig.get("checks") or {})
+    for node, got in peak.items():
+        got["checks"] = combine(checks[node])
     return peak, dict(answered)
 
 
 class _Judge:
-    def __init__(self, plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str]) -> None:
-        self.plan, self.steps, self.outputs = plan, steps, outputs
+    def __init__(self, plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str], doctor) -> None:
+        self.plan, self.steps, self.outputs, self.doctor = plan, steps, outputs, doctor
         self.baseline = [r for r in rounds if r.get("step") is None]
         self.loaded = [r for r in rounds if r.get("step") is not None]
         self.peak, self.answered = _peak(self.loaded)
@@ -66,7 +58,8 @@ class _Judge:
 
     # --- helpers ------------------------------------------------------------------------------
     def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
-        self.d.path.append(Step(node, "check", title, outcome, means, value))
+        badge = {"yes": STEP_FAIL, "no": STEP_PASS}.get(outcome, STEP_UNKNOWN)  # "yes": the problem is seen
+        self.d.path.append(Step(node, "check", title, outcome, means, value, badge=badge))
 
     def evidence(self, step: str, fact: str, observed: Any, expected: str, source: str) -> None:
         self.d.evidence.append(EvidenceRow(step, fact, observed, expected, source, "ok"))
@@ -78,13 +71,41 @@ class _Judge:
         info = CAUSES[cause]
         self.found[cause] = (Finding(cause, info.title, info.severity, info.owner, step, value), summary, fix)
 
-    def counter_rows(self, step: str, nodes: list[str], counter: str, share: str | None, expected: str) -> None:
+    def seen(self, name: str) -> tuple[list[str], dict[str, str]]:
+        """(the nodes whose runbook check `name` said yes under load, {node: why it stayed unknown})."""
+        yes, unknown = [], {}
+        for node in self.judged(name):
+            got = self.peak[node]["checks"][name]
+            if got["seen"]:
+                yes.append(node)
+            elif not got["decided"]:
+                unknown[node] = got["reason"] or "no round under load decided it"
+        return yes, unknown
+
+    def judged(self, name: str) -> list[str]:
+        """The nodes, in plan order, whose fabric has the check `name`."""
+        return [n for n in self.plan.nodes if name in (self.peak.get(n) or {}).get("checks", {})]
+
+    def decided(self, step: str, title: str, yes: list[str], unknown: dict[str, str], means_yes: str,
+                means_no: str) -> None:
+        """The step of one or two runbook checks over every node; unknown nodes are inconclusive."""
+        for node, why in unknown.items():
+            self.unsure(step, f"{node}: {why}")
+        outcome = "yes" if yes else "unknown" if unknown else "no"
+        means = means_yes if yes else f"not measured on {listed(unknown)}" if unknown else means_no
+        self.step(step, title, outcome, means, ({n: self.ports(n) for n in yes} if yes else None))
+
+    def ports(self, node: str) -> list[str]:
+        return sorted({p for got in self.peak[node]["checks"].values() if got["seen"] for p in got["ports"]})
+
+    def check_rows(self, step: str, nodes: list[str], name: str) -> None:
+        """An evidence row per node: the ports the runbook check named, its values at their worst."""
+        check = runbook_check(self.doctor, name)
         for node in nodes[:8]:
-            fig = self.peak[node]
-            observed = {"node": node, "counter": counter, "rate": fig["numbers"].get(counter)}
-            if share:
-                observed["share"] = f"{fig['shares'].get(share, 0)} of {self.answered[node]} rounds under load"
-            self.evidence(step, counter, observed, expected, f"{node}'s bundles of the rounds under load")
+            got = self.peak[node]["checks"][name]
+            observed = {"node": node, "ports": got["ports"], **got["worst"],
+                        "share": f"{got['seen']} of {got['rounds']} rounds under load"}
+            self.evidence(step, check.key, observed, check.expected, f"{node}'s bundles of the rounds under load")
 
     # --- the checks, in path order ------------------------------------------------------------
     def launched(self) -> None:
@@ -151,54 +172,68 @@ class _Judge:
         return main["verdict"]
 
     def flow(self) -> None:
-        records = {n: {"numbers": p["numbers"], "flow": p["flow"]} for n, p in self.peak.items()}
-        found = {p["cause"]: p for p in patterns(records)}
-        loss = found.get("roce_packet_loss")
-        self.step("validate.loss", "No packet loss under load", "yes" if loss else "no",
-                  loss["summary"] if loss else "transport and port loss counters stayed flat", loss and loss["ports"])
-        if loss:
-            self.counter_rows("validate.loss", loss["nodes"], "loss_rate", "loss", "0 per second")
-            self.finding("roce_packet_loss", "validate.loss", {"nodes": loss["nodes"], "ports": loss["ports"]},
-                         loss["summary"] + " Loss under load collapses RoCE throughput (go-back-N retransmission).",
-                         [f"Check PFC on the RoCE priority and the switch buffer drops on the ports of {listed(loss['nodes'])}."])
-        storm = found.get("pfc_pause_storm")
-        self.step("validate.pause", "No PFC pause cascade under load", "yes" if storm else "no",
-                  storm["summary"] if storm else "pause frames did not rise on most nodes", storm and storm["senders"])
-        if storm:
-            self.counter_rows("validate.pause", storm["nodes"], "pause_tx_rate", None, "pause frames rare under load")
-            for node in storm["senders"][:3]:
-                share = self.peak[node]["numbers"].get("pause_tx_share")
-                if share is not None:
-                    self.evidence("validate.pause", "pause_tx_share", {"node": node, "counter": "tx_prioN_pause_duration",
-                                  "share": share}, "a small fraction of the time", f"{node}'s bundles")
-            self.finding("pfc_pause_storm", "validate.pause", {"nodes": storm["nodes"], "root": storm["senders"][0]},
-                         storm["summary"] + f" The root is most likely {storm['senders'][0]}: it sends the most pause frames.",
-                         [f"Find why {storm['senders'][0]} cannot drain its receive buffer (a slow receiver: PCIe, "
-                          "host memory, a mismatched buffer setting) before tuning the switches."])
-        if loss or storm:
+        roce = self.judged("loss")
+        if not roce:  # no RoCE node: PFC, pause and DCQCN do not apply
             return
-        cnp = [n for n, p in self.peak.items() if p["numbers"].get("cnp_port_rate", 0) > CNP_CONGESTED]
-        self.step("validate.dcqcn", "DCQCN reacts to congestion without loss or storm", "yes" if cnp else "no",
-                  f"CNPs above {CNP_CONGESTED:g}/s on a port of {listed(cnp)}, nothing lost" if cnp else
-                  "congestion notifications stayed low", cnp or None)
-        if cnp:
-            self.counter_rows("validate.dcqcn", cnp, "cnp_port_rate", "cnp", f"under {CNP_CONGESTED:g} per second per port")
-            self.counter_rows("validate.dcqcn", cnp, "ecn_rate", None, "ECN marks: the switch marks before it pauses")
-            self.finding("roce_congestion", "validate.dcqcn", {"nodes": cnp}, CAUSES["roce_congestion"].summary.strip(),
-                         [])
+        lossy, unknown = self.seen("loss")
+        self.decided("validate.loss", "No packet loss under load", lossy, unknown,
+                     f"transport loss or drops on NCCL's priority on {listed(lossy)}",
+                     "transport loss and drops on NCCL's priority stayed within the runbook's limit")
+        if lossy:
+            ports = {n: self.peak[n]["checks"]["loss"]["ports"] for n in lossy}
+            where = "most nodes: a fabric-wide lossy configuration" if len(lossy) * 2 > len(roce) else \
+                "a few nodes only: the fault is local to their ports or their switch ports"
+            self.check_rows("validate.loss", lossy, "loss")
+            self.finding("roce_packet_loss", "validate.loss", {"nodes": lossy, "ports": ports},
+                         f"Packets are lost on {len(lossy)} of {len(roce)} RoCE nodes, {where}. Loss under load "
+                         "collapses RoCE throughput (go-back-N retransmission).",
+                         [f"Check PFC on the RoCE priority and the switch buffer drops on the ports of {listed(lossy)}."])
+        storm = self.pause(roce, bool(lossy))
+        if lossy or storm:
+            return
+        self.congestion("cnp", "validate.dcqcn", "DCQCN reacts to congestion without loss or storm",
+                        "CNPs over the runbook's limit on a port of {nodes}, nothing lost", "congestion notifications stayed low",
+                        "roce_congestion")
+
+    def congestion(self, name: str, step: str, title: str, means_yes: str, means_no: str, cause: str) -> None:
+        """A congested but lossless fabric (minor): the nodes where the runbook check `name` said yes."""
+        found, unknown = self.seen(name)
+        self.decided(step, title, found, unknown, means_yes.format(nodes=listed(found)), means_no)
+        if found:
+            self.check_rows(step, found, name)
+            self.finding(cause, step, {"nodes": found}, CAUSES[cause].summary.strip(), [])
+
+    def pause(self, roce: list[str], lossy: bool) -> bool:
+        """Transmit pause (the node cannot drain: a root) and receive pause (the fabric holds it:
+        a victim), each by its runbook check; paused on most nodes with no loss is a cascade."""
+        senders, tx_unknown = self.seen("pause_tx")
+        victims, rx_unknown = self.seen("pause_rx")
+        pausing = [n for n in roce if n in senders or n in victims]
+        unknown = {n: why for n, why in {**tx_unknown, **rx_unknown}.items() if n not in pausing}
+        self.decided("validate.pause", "No PFC pause storm or cascade under load", pausing, unknown,
+                     f"NCCL's priority paused beyond the runbooks' limit on {listed(pausing)}",
+                     "pause time stayed within the runbooks' limit on every node")
+        if not pausing:
+            return False
+        tx_share = {n: self.peak[n]["checks"]["pause_tx"]["worst"].get("pause_tx_fraction") for n in self.judged("pause_tx")}
+        root = max(senders or roce, key=lambda n: tx_share.get(n) or 0)  # the most transmit pause: it cannot drain
+        cascade = ", and no node loses packets: a pause cascade" if len(pausing) * 2 > len(roce) and not lossy else ""
+        share = f" (transmit pause {tx_share[root]:.1%} of the time)" if tx_share.get(root) is not None else ""
+        self.check_rows("validate.pause", senders, "pause_tx")
+        self.check_rows("validate.pause", victims, "pause_rx")
+        self.finding("pfc_pause_storm", "validate.pause", {"nodes": pausing, "root": root},
+                     f"PFC holds NCCL's priority paused beyond the runbooks' limit on {len(pausing)} of {len(roce)} "
+                     f"RoCE nodes{cascade}. The root is most likely {root}: it pauses its peers the most{share}.",
+                     [f"Find why {root} cannot drain its receive buffer (a slow receiver: PCIe, host memory, a "
+                      "mismatched buffer setting) before tuning the switches."])
+        return True
 
     def credits(self) -> None:
-        ib = [n for n, p in self.peak.items() if "xmit_wait_rate" in p["numbers"]]
-        if not ib:
+        if not self.judged("xmit_wait"):
             return
-        waiting = [n for n in ib if self.peak[n]["numbers"]["xmit_wait_rate"] > XMIT_WAIT_CONGESTED]
-        self.step("validate.credits", "No credit back-pressure on InfiniBand under load", "yes" if waiting else "no",
-                  f"port_xmit_wait above {XMIT_WAIT_CONGESTED:g} ticks/s on {listed(waiting)}" if waiting else
-                  "port_xmit_wait stayed low", waiting or None)
-        if waiting:
-            self.counter_rows("validate.credits", waiting, "xmit_wait_rate", "xmit_wait",
-                              f"under {XMIT_WAIT_CONGESTED:g} ticks per second")
-            self.finding("ib_congestion", "validate.credits", {"nodes": waiting}, CAUSES["ib_congestion"].summary.strip(), [])
+        self.congestion("xmit_wait", "validate.credits", "No credit back-pressure on InfiniBand under load",
+                        "port_xmit_wait over the runbook's share of link time on {nodes}",
+                        "port_xmit_wait stayed within the runbook's share of link time", "ib_congestion")
 
     def stragglers(self) -> None:
         title = "No node is off its peers under load (median and MAD)"
@@ -260,9 +295,9 @@ def _fabric(peak: dict[str, dict]) -> str | None:
     return fabrics.pop() if len(fabrics) == 1 else ("mixed" if fabrics else None)
 
 
-def judge(plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str], context: dict) -> dict:
+def judge(plan: Plan, rounds: list[dict], steps: list[dict], outputs: dict[int, str], context: dict, doctor) -> dict:
     """The Diagnosis of one validate run, as JSON-ready data (see the module docstring)."""
-    j = _Judge(plan, rounds, steps, outputs)
+    j = _Judge(plan, rounds, steps, outputs, doctor)
     j.launched()
     j.sampled()
     busbw = j.bandwidth()

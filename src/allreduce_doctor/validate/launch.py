@@ -17,6 +17,7 @@ from pathlib import Path
 from allreduce_doctor.validate.plan import Step
 
 STEPS_DIR = "steps"
+STOPPED = "stopped by the user"
 # What a launcher needs from the caller's environment: Slurm's allocation (srun runs inside it),
 # Open MPI / PMIx wiring, and the library paths the benchmarks link against.
 LAUNCHER_ENV_PREFIXES = ("SLURM_", "OMPI_", "PMIX_", "PMI_", "PRTE_", "UCX_", "NCCL_", "CUDA_", "HWLOC_")
@@ -41,21 +42,27 @@ def launcher_env(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.startswith(LAUNCHER_ENV_PREFIXES) or k in LAUNCHER_ENV_NAMES}
 
 
-def run_step(step: Step, index: int, root: Path, timeout: float) -> StepResult:
+def run_step(step: Step, index: int, root: Path, timeout: float, on_output=None, stop=None) -> StepResult:
+    """One step; on_output(index, name, bytes) sees its stdout as it arrives (the TUI's busbw per
+    size); a set `stop` (threading.Event: the TUI's stop key) kills it as the cap would."""
     from allreduce_doctor.hosts.live import run_bounded
 
     began = time.monotonic()
-    result = run_bounded(list(step.argv), max(timeout, 0.1), extra_env=launcher_env(dict(os.environ)))
+    result = run_bounded(list(step.argv), max(timeout, 0.1), extra_env=launcher_env(dict(os.environ)),
+                         on_stdout=None if on_output is None else lambda data: on_output(index, step.name, data),
+                         stop=stop)
     name = f"{index:02d}-{step.name}.out"
     folder = root / STEPS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(result.stdout + ("\n" + result.stderr if result.stderr else ""), encoding="utf-8")
-    return StepResult(step.name, list(step.argv), result.rc, result.timed_out, round(time.monotonic() - began, 3),
-                      f"{STEPS_DIR}/{name}", result.error)
+    error = STOPPED if stop is not None and stop.is_set() and result.rc is None else result.error
+    return StepResult(step.name, list(step.argv), result.rc, result.timed_out and not error, round(time.monotonic() - began, 3),
+                      f"{STEPS_DIR}/{name}", error)
 
 
-def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None) -> list[StepResult]:
-    """Every step in order (incast pairs together), each given what is left of `max_seconds`."""
+def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None, on_output=None, stop=None) -> list[StepResult]:
+    """Every step in order (incast pairs together), each given what is left of `max_seconds`;
+    after `stop` is set, the rest are not started."""
     deadline = time.monotonic() + max_seconds
     results: list[StepResult] = []
     groups: list[list[tuple[int, Step]]] = []
@@ -66,6 +73,9 @@ def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None) -
             groups.append([(index, step)])
     for group in groups:
         left = deadline - time.monotonic()
+        if stop is not None and stop.is_set():
+            results += [StepResult(s.name, list(s.argv), None, False, 0.0, "", f"not started: {STOPPED}") for _, s in group]
+            continue
         if left <= 0:
             results += [StepResult(s.name, list(s.argv), None, True, 0.0, "", "not started: the wall-clock cap was reached")
                         for _, s in group]
@@ -73,10 +83,11 @@ def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None) -
         if on_step is not None:
             on_step(group[0][1].name)
         if len(group) == 1:
-            results.append(run_step(group[0][1], group[0][0], root, left))
+            results.append(run_step(group[0][1], group[0][0], root, left, on_output, stop))
             continue
         done: dict[int, StepResult] = {}
-        threads = [threading.Thread(target=lambda i=i, s=s: done.__setitem__(i, run_step(s, i, root, left)), daemon=True)
+        threads = [threading.Thread(target=lambda i=i, s=s: done.__setitem__(i, run_step(s, i, root, left, on_output, stop)),
+                                    daemon=True)
                    for i, s in group]
         for thread in threads:
             thread.start()

@@ -25,3 +25,22 @@ def perftest_gbits(text: str) -> float | None:
     """The average bandwidth (Gb/s) of an ib_write_bw run printed with --report_gbits."""
     rows = [m for m in map(PERFTEST_ROW.match, text.splitlines()) if m]
     return float(rows[-1].group(4)) if rows else None
+
+
+class NcclTestsFeed:
+    """One benchmark's nccl-tests output fed as it arrives: the size rows so far (the TUI's live
+    busbw per size), through the same parser as the judge."""
+
+    def __init__(self, where: str) -> None:
+        self.log, self.where, self.partial, self.lines = TestsLog(), where, "", 0
+
+    def feed(self, text: str) -> None:
+        lines = (self.partial + text).split("\n")
+        self.partial = lines.pop()
+        for line in lines:
+            self.lines += 1
+            self.log.feed(line, f"{self.where}:{self.lines}")
+
+    def rows(self) -> list[dict]:
+        """[{size, out_of_place: {busbw, ...}, in_place: {...}}] of the latest run, in order."""
+        return list(self.log.runs[-1].rows) if self.log.runs else []

@@ -23,7 +23,6 @@ RECORD_FILE = "validate.json"
 FORMAT = 1
 MAX_RECORD_BYTES = 16 << 20
 MAX_OUTPUT_CHARS = 4 << 20
-MICROSECONDS = 1e6  # mlx5 rx/tx_prioN_pause_duration count microseconds (NVIDIA "Understanding mlx5 Linux Counters")
 
 
 def is_record(path: str | Path) -> bool:
@@ -62,44 +61,20 @@ def inside(root: Path, relative: str) -> Path:
     return path
 
 
-def _rows(obs, fact: str) -> list[dict]:
-    found = obs.get(fact)
-    return [r for r in found.value if isinstance(r, dict)] if found.ok and isinstance(found.value, list) else []
-
-
-def _per_second(value, interval) -> float | None:
-    ok = isinstance(value, (int, float)) and isinstance(interval, (int, float)) and interval > 0
-    return value / interval if ok else None
-
-
-def node_figures(obs, kernel: str | None) -> dict:
-    """What the judge needs from one bundle: the fleet's node record (rates, lossy ports, storm
-    events) plus ECN marks, pause time share, per-port CNP and xmit_wait, NICs, GPUs, a job."""
+def node_figures(obs, kernel: str | None, doctor) -> dict:
+    """What the judge needs from one bundle: the fleet's node record (its numbers are compared
+    between nodes for stragglers), the runbooks' own counter checks (load_checks.py), NICs,
+    line rate, GPUs and whether a job runs there."""
     from allreduce_doctor.fleet.settings import node_record  # lazily: diagnose asks is_record of every bundle
+    from allreduce_doctor.validate.load_checks import fact_rows, judge_bundle  # the runbooks: only when judging
 
     rec = node_record(obs, kernel)
-    numbers = dict(rec["numbers"])
-    roce = _rows(obs, "roce.counters")
-    marks = [v for r in roce if (v := _per_second(r.get("ecn_marked"), r.get("interval"))) is not None]
-    cnp = [v for r in roce if (v := _per_second(r.get("cnp"), r.get("interval"))) is not None]
-    if marks:
-        numbers["ecn_rate"] = round(sum(marks), 3)
-    if cnp:
-        numbers["cnp_port_rate"] = round(max(cnp), 3)
-    for side in ("rx", "tx"):  # the share of the interval a port spent paused, busiest port
-        shares = []
-        for r in _rows(obs, "net.ethtool_stats"):
-            delta = r.get("delta") or {}
-            spent = sum(v for p in range(8) if isinstance(v := delta.get(f"{side}_prio{p}_pause_duration"), (int, float)))
-            if (share := _per_second(spent, r.get("interval"))) is not None and spent:
-                shares.append(share / MICROSECONDS)
-        if shares:
-            numbers[f"pause_{side}_share"] = round(max(shares), 4)
-    ports = [p for p in _rows(obs, "rdma.compute_ports") if (p.get("state") or {}).get("name") == "ACTIVE"]
+    fabric = rec["settings"].get("fabric")
+    ports = [p for p in fact_rows(obs, "rdma.compute_ports") if (p.get("state") or {}).get("name") == "ACTIVE"]
     rates = Counter(p["rate_gbps"] for p in ports if isinstance(p.get("rate_gbps"), (int, float)))
     gpus = obs.get("pci.gpus")
     env = obs.get("nccl.env")
-    return {"numbers": numbers, "flow": rec["flow"], "fabric": rec["settings"].get("fabric"),
+    return {"numbers": rec["numbers"], "checks": judge_bundle(obs, doctor, fabric), "fabric": fabric,
             "nics": len(ports) or None, "line_gbps": rates.most_common(1)[0][0] if rates else None,
             "gpus": len(gpus.value) if gpus.ok and isinstance(gpus.value, list) else None,
             "job_found": bool(env.ok and isinstance(env.value, dict) and env.value.get("job_found"))}
@@ -116,7 +91,7 @@ def read_round(root: Path, bundles: dict[str, str], doctor) -> tuple[dict[str, d
         try:
             host = SnapshotHost(path)
             obs = Session(doctor, host, Options(interval=0)).observe()
-            figures[node] = node_figures(obs, host.identity().kernel)
+            figures[node] = node_figures(obs, host.identity().kernel, doctor)
         except DoctorError as err:
             failed[node] = f"unreadable bundle: {err}"
     return figures, failed
@@ -153,4 +128,4 @@ def replay(path: str | Path, doctor=None) -> dict:
         raise DoctorError(f"{root / RECORD_FILE}: damaged plan ({err})") from None
     context = {"source": f"validate record {root}", "tool_version": data.get("tool_version"),
                "started_at": data.get("started_at"), "interrupted": data.get("interrupted")}
-    return judge(plan, rounds, data["steps"], read_outputs(root, data["steps"]), context)
+    return judge(plan, rounds, data["steps"], read_outputs(root, data["steps"]), context, doctor)

@@ -153,9 +153,11 @@ def _baseline(root: Path, first, allow_busy: bool) -> int | None:
 
 
 def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: float, ranks: int | None = None,
-                 on_round=None) -> dict:
+                 on_round=None, on_output=None, stop=None) -> dict:
     """Sample idle, launch under watch, record, judge. Ctrl-C: the launcher's group is killed, the
-    record is written (marked interrupted) and KeyboardInterrupt goes on to the caller."""
+    record is written (marked interrupted) and KeyboardInterrupt goes on to the caller. The TUI
+    sees each benchmark's output as it arrives (on_output) and stops the run with `stop` (an
+    Event): the launcher's group is killed, the record marked interrupted and judged."""
     from allreduce_doctor.validate.launch import run_steps
     from allreduce_doctor.validate.record import replay, write_record
     from allreduce_doctor.validate.watch import Watch, progress_line
@@ -163,7 +165,7 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     watch = Watch(sampler, root, interval, on_round)
     first = watch.take()
     plan = make_plan(ranks or _baseline(root, first, allow_busy), root)
-    watch.on_round = on_round or progress_line(plan.max_seconds, watch.begun)
+    watch.on_round = on_round or progress_line(plan.max_seconds, watch.begun)  # headless: a line on stderr
     # {hostfile} in a template names this one; with --hostfile it only documents the nodes
     (root / HOSTFILE).write_text("".join(f"{n} slots={plan.ranks_per_node}\n" for n in plan.nodes), encoding="utf-8")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -171,11 +173,12 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     watch.step = plan.steps[0].name
     watch.start()
     try:
-        results = run_steps(plan.steps, root, plan.max_seconds, on_step=lambda name: setattr(watch, "step", name))
-        interrupted = False
+        results = run_steps(plan.steps, root, plan.max_seconds, on_step=lambda name: setattr(watch, "step", name),
+                            on_output=on_output, stop=stop)
+        interrupted = stop is not None and stop.is_set()
     finally:
         watch.stop()
-        if sys.stderr.isatty():
+        if on_round is None and sys.stderr.isatty():  # the progress line's end (never under the TUI)
             sys.stderr.write("\r\033[K")
         write_record(root, {"tool_version": __version__, "started_at": started, "interrupted": interrupted,
                             "plan": plan.to_dict(), "steps": [r.to_dict() for r in results],

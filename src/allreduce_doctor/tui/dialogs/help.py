@@ -40,6 +40,8 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
     from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
     from allreduce_doctor.tui.screens.probing import ProbingScreen
+    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
+    from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
     from allreduce_doctor.tui.screens.watch import WatchScreen
 
     def rows(cls) -> list[tuple[str, str]]:
@@ -58,6 +60,9 @@ def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Symptom dialog", rows(SymptomDialog) + [("left / right, enter", "choose what the reporter saw")]),
         ("Fleet screen", rows(FleetScreen) + [("enter", "on a node: its own diagnosis; on a setting: its first odd node")]),
         ("A fleet's node", rows(NodeDiagnosisScreen)),
+        ("Validate plan", rows(ValidatePlanScreen)),
+        ("Validate run", rows(ValidateRunScreen)),
+        ("Validate result", rows(ValidateResultScreen)),
         ("Help", rows(HelpDialog)),
         ("Navigation", NAVIGATION),
     ]
