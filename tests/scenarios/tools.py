@@ -68,6 +68,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
         "rx_crc_errors_phy": 0, "rx_symbol_err_phy": 0, "rx_corrected_bits_phy": 412, "rx_buffer_passed_thres_phy": 0,
         "rx_pause_ctrl_phy": 1802231, "tx_pause_ctrl_phy": 1733009, "rx_global_pause": 0, "tx_global_pause": 0,
         "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
+        "rx_pcs_symbol_err_phy": 0, "link_down_events_phy": 1, "rx_bits_phy": 30496319578272096,
     }
     for prio in range(8):
         on = prio == node.traffic_prio
@@ -85,6 +86,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool) -> str:
             base[name] += 2_800_000
         for name in ("rx_bytes", "tx_bytes", f"rx_prio{p}_bytes", f"tx_prio{p}_bytes"):
             base[name] += 11_600_000_000
+        base["rx_bits_phy"] += 8 * 11_600_000_000
         if p == 3:  # PFC is on priority 3 only: pause frames exist only there
             for name in ("rx_prio3_pause", "tx_prio3_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
                 base[name] += 120
