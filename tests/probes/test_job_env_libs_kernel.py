@@ -154,3 +154,29 @@ def test_pasted_kernel_lines_get_the_nodes_flap_rule():
     assert summarize(blocks, [])["link_flaps"] == {}
     blocks[0]["value"] = rows(N.DMESG_BOOT_LINKS + N.DMESG_FLAP)
     assert summarize(blocks, [])["link_flaps"] == kernel_events({"kernel.dmesg": ok(blocks[0]["value"])}).value["link_flaps"]
+
+
+# --- the live host: one /proc scan per sample; the maps lines that name the RDMA userspace ---------
+def test_one_process_scan_serves_every_probe_of_a_sample(monkeypatch):
+    from allreduce_doctor.hosts.live import LiveHost
+
+    host, scans = LiveHost(), []
+    monkeypatch.setattr(host, "_scan_processes", lambda: scans.append(1) or [ProcessInfo(1, "p")])
+    host.processes(), host.processes()
+    host.next_sample(0)
+    host.processes()
+    assert len(scans) == 2
+
+
+def test_maps_name_libnccl_and_the_rdma_userspace(monkeypatch, tmp_path):
+    import builtins
+
+    from allreduce_doctor.hosts import live
+
+    maps = tmp_path / "maps"
+    maps.write_bytes(b"7f1-7f2 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5\n"
+                     b"7f3-7f4 r-xp 0 08:01 2 " + VERBS.encode() + b"\n7f5-7f6 r-xp 0 08:01 3 " + MLX5.encode() + b"\n"
+                     b"7f7-7f8 r-xp 0 08:01 4 /usr/lib/x86_64-linux-gnu/libmlx5dv-not-a-provider.so\n")
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(maps if path == "/proc/99/maps" else path, *a, **k))
+    assert live._mapped_libs(99) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [VERBS, MLX5])

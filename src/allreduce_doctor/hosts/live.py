@@ -29,6 +29,7 @@ from allreduce_doctor.hosts.base import (
 from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
+PROCESS_SCAN_REUSE_S = 30.0  # a scan of /proc answers every probe of one sample asked within this
 MAX_OUTPUT_BYTES = 8 << 20  # stdout + stderr of one command; reading stops there and the group is killed
 # Config files that may carry credentials next to NCCL settings are redacted on read.
 REDACTED_FILES = ("/etc/nccl.conf",)
@@ -46,6 +47,7 @@ class LiveHost:
     def __init__(self) -> None:
         self._sample = 0
         self._sample_time = time.monotonic()
+        self._found: tuple[int, float, list[ProcessInfo]] | None = None  # (sample, when, processes)
 
     # --- identity -------------------------------------------------------------------
     def identity(self) -> HostIdentity:
@@ -96,7 +98,16 @@ class LiveHost:
 
     # --- processes --------------------------------------------------------------------
     def processes(self) -> list[ProcessInfo]:
-        """Processes that map libnccl or carry NCCL_* variables, environments filtered."""
+        """Processes that map libnccl or carry NCCL_* variables, environments filtered. Several
+        probes ask (the job's files, its libraries); one scan of /proc serves a sample."""
+        found = self._found
+        if found is not None and found[0] == self._sample and time.monotonic() - found[1] < PROCESS_SCAN_REUSE_S:
+            return list(found[2])
+        procs = self._scan_processes()
+        self._found = (self._sample, time.monotonic(), procs)
+        return list(procs)
+
+    def _scan_processes(self) -> list[ProcessInfo]:
         import psutil  # lazy: only the live host needs it
 
         found: list[ProcessInfo] = []

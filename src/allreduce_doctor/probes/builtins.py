@@ -42,10 +42,9 @@ def _lib_version(path: str) -> str | None:
     return tail if sep and len(parts) >= 3 and all(p.isdigit() for p in parts[:3]) else None
 
 
-def _job(host: Host) -> ProcessInfo | None:
+def _job(procs: list[ProcessInfo]) -> ProcessInfo | None:
     """The NCCL job's process whose files are read: one that maps libnccl and whose environment
     was readable, else any found."""
-    procs = host.processes()
     ranked = sorted(procs, key=lambda p: (not p.maps_nccl, not p.env_readable, p.pid))
     return ranked[0] if ranked else None
 
@@ -70,7 +69,7 @@ def nccl_conf_system(host: Host) -> Observation:
     """/etc/nccl.conf as the job sees it (through /proc/PID/root), NCCL's last file: it sets only
     what neither the environment nor the user's file set (src/misc/param.cc, setEnvFile uses
     setenv(..., 0))."""
-    return _conf(host, f"{_root(_job(host))}/etc/nccl.conf", "/etc/nccl.conf")
+    return _conf(host, f"{_root(_job(host.processes()))}/etc/nccl.conf", "/etc/nccl.conf")
 
 
 def _home(host: Host, root: str, uid: int | None) -> str | None:
@@ -89,7 +88,7 @@ def nccl_conf_user(host: Host) -> Observation:
     """The job user's NCCL file: NCCL_CONF_FILE when the job sets it (NCCL >= 2.23, src/misc/param.cc
     initEnvFunc; a relative path is the job's working directory's), else ~/.nccl.conf of the job's
     uid. Without a job, this tool's own ~/.nccl.conf."""
-    job = _job(host)
+    job = _job(host.processes())
     if job is None:
         return _conf(host, "~/.nccl.conf", "~/.nccl.conf (no job found: this tool's user)")
     root = _root(job)
@@ -119,11 +118,11 @@ def job_rdma_userspace(host: Host) -> Observation:
     the process list), and the libibverbs and providers present in its filesystem
     (/proc/PID/root and its LD_LIBRARY_PATH). None for the files when /proc/PID/root is not
     readable (another user's process: ptrace access, proc(5))."""
-    job = _job(host)
+    procs = host.processes()
+    job = _job(procs)
     if job is None:
         return Observation("", None, MISSING, "/proc/PID/maps",
                            "no NCCL job on this node: the job's /proc/PID/maps decides whether its image has libibverbs")
-    procs = host.processes()
     mapped = sorted({lib for p in procs for lib in p.rdma_libs})
     root = _root(job)
     files = None
