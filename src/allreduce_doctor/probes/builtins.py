@@ -99,8 +99,8 @@ def nccl_conf_user(host: Host) -> Observation:
         return _conf(host, f"{base}{named}", f"NCCL_CONF_FILE={named}")
     home = _home(host, root, job.uid)
     if home is None:
-        return Observation("", None, MISSING, f"{root}/etc/passwd",
-                           f"~/.nccl.conf: the home of the job's uid {job.uid} is not in its /etc/passwd")
+        why = "the job's uid is not known" if job.uid is None else f"the home of the job's uid {job.uid} is not in its /etc/passwd"
+        return Observation("", None, MISSING, f"{root}/etc/passwd", f"~/.nccl.conf: {why}")
     return _conf(host, f"{root}{home.rstrip('/')}/.nccl.conf", f"~/.nccl.conf of uid {job.uid}")
 
 
