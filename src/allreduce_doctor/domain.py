@@ -4,6 +4,8 @@ runbooks). Each carries the reason it holds; change it here and every path follo
 
 from __future__ import annotations
 
+import re
+
 # Interfaces that peers on other hosts cannot reach. NCCL itself skips only `docker` and `lo` when
 # it picks an interface on its own (src/misc/socket.cc, ncclFindInterfaces: "^docker,lo"); the
 # rest are the names Linux bridges and virtual links get from their creators: Docker user
@@ -49,14 +51,18 @@ ROCE_TRANSPORT_LOSS = ("out_of_sequence", "packet_seq_err", "local_ack_timeout_e
 # rx_buffer_passed_thres_phy (informative: the port buffer passed 85% of its size) and
 # rx_out_of_buffer (the kernel Ethernet RX ring had no descriptor; RDMA does not use that ring).
 ETH_PORT_LOSS = ("rx_discards_phy",) + tuple(f"rx_prio{p}_discards" for p in range(8))
-# Physical-layer errors (mlx5 ethtool -S): frames damaged on the wire.
-ETH_PHY_ERRORS = ("rx_crc_errors_phy", "rx_symbol_err_phy")
+# Physical-layer errors (mlx5 ethtool -S; kernel Documentation/networking/device_drivers/ethernet/
+# mellanox/mlx5/counters.rst, Physical Port Counters): frames damaged on the wire (CRC, symbol
+# errors), symbol errors FEC did not correct ("traffic is lost": rx_pcs_symbol_err_phy) and the
+# link going down ("may imply on port flapping": link_down_events_phy), which a flap between the
+# two samples leaves invisible in the port state. rx_corrected_bits_phy is FEC doing its job.
+ETH_PHY_ERRORS = ("rx_crc_errors_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy", "link_down_events_phy")
 # Every drop, error and PCIe-stall counter worth showing when read or pasted (not all are loss).
 ETH_DROP_AND_ERROR = ETH_PORT_LOSS + ETH_PHY_ERRORS + (
-    "tx_discards_phy", "rx_out_of_buffer", "rx_pcs_symbol_err_phy", "rx_corrected_bits_phy",
+    "tx_discards_phy", "rx_out_of_buffer", "rx_corrected_bits_phy",
     "rx_buffer_passed_thres_phy", "rx_in_range_len_errors_phy", "rx_out_of_range_len_phy",
     "rx_oversize_pkts_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy",
-    "tx_errors_phy", "link_down_events_phy", "rx_wqe_err", "rx_buff_alloc_err",
+    "tx_errors_phy", "rx_wqe_err", "rx_buff_alloc_err",
     "tx_queue_dropped", "rx_pci_signal_integrity", "tx_pci_signal_integrity",
     "outbound_pci_stalled_rd", "outbound_pci_stalled_wr")
 CNP_COUNTERS = ("np_cnp_sent", "rp_cnp_handled")
@@ -65,6 +71,20 @@ CNP_COUNTERS = ("np_cnp_sent", "rp_cnp_handled")
 # damaged received packets, local integrity errors. Each means a bad cable, optic or port.
 IB_LINK_ERRORS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
                   "local_link_integrity_errors")
+
+
+# RDMA userspace as a process maps it (/proc/PID/maps): rdma-core's libibverbs.so.1 and the
+# verbs provider it loads for the device, lib<name>-rdmav<ABI>.so or lib<name>.so.1 (rdma-core
+# libibverbs/dynamic_driver.c; providers/<name>/). Provider per device name prefix (the kernel
+# driver's ib device name: mlx5_0, bnxt_re0, irdmaX, efa_0; drivers/infiniband/hw/*).
+RDMA_LIB = re.compile(r"^lib(ibverbs|mlx5|mlx4|bnxt_re|irdma|efa|hns|rxe|siw|qedr|erdma|mana|cxgb4|ocrdma|vmw_pvrdma)"
+                      r"(-rdmav\d+)?\.so")
+VERBS_PROVIDERS = ("mlx5", "mlx4", "bnxt_re", "irdma", "efa", "hns", "rxe", "siw", "qedr", "erdma", "mana")
+
+
+def verbs_provider(device: str) -> str | None:
+    """'mlx5_3' -> 'mlx5', 'bnxt_re0' -> 'bnxt_re', 'rocep1s0' (an unknown naming) -> None."""
+    return next((p for p in VERBS_PROVIDERS if str(device).startswith(p)), None)
 
 
 # vendor_part_id / CA type -> the fastest rate the adapter generation supports, in Gb/s (4X IB

@@ -75,6 +75,8 @@ class ProcessInfo:
     maps_nccl: bool = False  # libnccl mapped into the process
     env_readable: bool = True
     nccl_lib: str = ""  # the libnccl file mapped (its name carries the version: libnccl.so.2.21.5)
+    rdma_libs: list[str] = field(default_factory=list)  # libibverbs and verbs providers mapped (/proc/PID/maps)
+    uid: int | None = None  # real uid: NCCL reads ~/.nccl.conf of getpwuid(getuid()) (src/misc/param.cc)
 
     def to_dict(self) -> dict:
         return as_plain(self)

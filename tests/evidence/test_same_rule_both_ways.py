@@ -33,9 +33,15 @@ SETTINGS = st.fixed_dictionaries({}, optional={
     "NCCL_MAX_NCHANNELS": st.sampled_from(["1", "2", "8", "16", "32"]),
     "NCCL_PROTO": st.sampled_from(["LL", "LL128", "Simple", "^LL", "^Simple", "LL,LL128,Simple"]),
     "NCCL_BUFFSIZE": st.sampled_from(["65536", "1048576", "4194304", "8388608"]),
+    # brief node (MF-6): transport, GPUDirect and IB transport overrides
+    "NCCL_NET": st.sampled_from(["Socket", "socket", "IB", "AWS Libfabric"]),
+    "NCCL_NET_GDR_LEVEL": st.sampled_from(["LOC", "loc", "0", "PIX", "SYS", "5"]),
+    "NCCL_IB_ADAPTIVE_ROUTING": st.sampled_from(["0", "1"]),
+    "NCCL_IB_TIMEOUT": st.sampled_from(["10", "14", "18", "20", "22"]),
+    "NCCL_IB_RETRY_CNT": st.sampled_from(["3", "7"]),
 })
 # Steps that read the job's variables: both sources may never give opposite answers.
-STEPS = {"trunk.ib_disable_env", "trunk.p2p_env", "trunk.tuning"}
+STEPS = {"trunk.ib_disable_env", "trunk.p2p_env", "trunk.tuning", "trunk.gdr"}
 # Of those, the steps the variables alone decide: a fault read from the node is a fault pasted.
 # (trunk.tuning also reads how many NICs NCCL uses, which `export` lines do not show.)
 BY_VARIABLES_ALONE = {"trunk.ib_disable_env", "trunk.p2p_env"}

@@ -90,7 +90,9 @@ def test_planted_secrets_never_reach_a_bundle(tmp_path, monkeypatch):
                                      "NCCL_DEBUG_FILE=/tmp/x password=hunter2hunter2\n")
     monkeypatch.setenv("HOME", str(home))
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    # NCCL reads the job's NCCL_CONF_FILE (or its uid's ~/.nccl.conf, never $HOME) through the job's root
     env = {"PATH": os.environ["PATH"], "NCCL_IB_HCA": "mlx5_0", "GITHUB_TOKEN": token,
+           "NCCL_CONF_FILE": str(home / ".nccl.conf"),
            "NCCL_COLLNET_URL": f"https://svc:{token}@example.invalid"}
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"--token={token}"], env=env)
     try:

@@ -34,7 +34,7 @@ def fake_host(node: N.Node) -> FakeHost:
         ("ibstat",): T.ibstat(node),
         ("ibv_devinfo", "-v"): T.ibv_devinfo(node),
         ("lspci", "-vvv"): T.lspci_vvv(node),
-        ("dmesg",): f"[    2.104223] mlx5_core 0000:1a:00.0: firmware version: {node.fw_ver}\n",
+        ("dmesg",): f"[    2.104223] mlx5_core 0000:1a:00.0: firmware version: {node.fw_ver}\n" + node.dmesg,
     }
     tools = {"ibstat", "ibv_devinfo", "lspci", "dmesg", "ethtool"}
     if node.gpus:
@@ -61,8 +61,8 @@ def fake_host(node: N.Node) -> FakeHost:
                 commands[("dcb", "-j", "pfc", "show", "dev", nd)] = T.dcb_pfc(node, i)
                 commands[("dcb", "-j", "app", "show", "dev", nd)] = T.dcb_app()
     env = {k: v for k, v in {**JOB_ENV[node.fabric], **node.env}.items() if v is not None}
-    procs = [ProcessInfo(4242, "python3", ["python3", "train.py", "--config", "llama70b.yaml"], env, True,
-                         nccl_lib=node.nccl_lib)] if node.job else []
+    procs = [ProcessInfo(N.JOB_PID, "python3", ["python3", "train.py", "--config", "llama70b.yaml"], env, True,
+                         nccl_lib=node.nccl_lib, rdma_libs=N.job_rdma_libs(node), uid=1000)] if node.job else []
     host = FakeHost(files=files, files_later=changed, links=links, tools=tools, commands=commands,
                     commands_later=later, processes=procs,
                     identity=HostIdentity(node.hostname, node.kernel, 0, True))
@@ -225,6 +225,36 @@ SCENARIOS: dict[str, N.Node] = {
                                    lag_growth={1: {"rx_prio3_discards": 48_000}}),
     "roce-bnxt-cc-off": N.Node("roce", driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0",
                                kernel="6.14.0-15-generic", bnxt_cc=(0, 0)),
+    # brief node (issue 13, review FA-6, MF-6, MF-7): the job's libraries, environment and files, the kernel log
+    "job-verbs-host-without": N.Node("ib", host_verbs=False),
+    "job-verbs-not-loaded-yet": N.Node("roce", verbs_loaded=False),
+    "job-image-no-mlx5-provider": N.Node("ib", provider=False),
+    "job-image-no-verbs-not-loaded": N.Node("roce", verbs=False, provider=False, verbs_loaded=False),
+    "nccl-net-socket-env": N.Node("ib", env={"NCCL_NET": "Socket"}),
+    "nccl-net-ib-env": N.Node("ib", env={"NCCL_NET": "IB"}),
+    "gdr-level-loc-env": N.Node("ib", env={"NCCL_NET_GDR_LEVEL": "LOC"}),
+    "gdr-level-sys-env": N.Node("ib", env={"NCCL_NET_GDR_LEVEL": "SYS"}),
+    "dmabuf-disabled-no-peermem": N.Node("ib", peermem=False, env={"NCCL_DMABUF_ENABLE": "0"}),
+    "ib-adaptive-routing-off-env": N.Node("ib", env={"NCCL_IB_ADAPTIVE_ROUTING": "0"}),
+    "roce-adaptive-routing-off": N.Node("roce", env={"NCCL_IB_ADAPTIVE_ROUTING": "0"}),
+    "ib-timeout-below-default": N.Node("ib", env={"NCCL_IB_TIMEOUT": "14", "NCCL_IB_RETRY_CNT": "3"}),
+    "ib-timeout-raised": N.Node("ib", env={"NCCL_IB_TIMEOUT": "22", "NCCL_IB_RETRY_CNT": "7"}),
+    "job-user-nccl-conf-ib-disable": N.Node("ib", job_files={"/home/alice/.nccl.conf": "NCCL_IB_DISABLE=1\n"}),
+    "job-conf-file-net-socket": N.Node("ib", env={"NCCL_CONF_FILE": "/etc/nccl/job.conf"},
+                                       nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4",
+                                       job_files={"/etc/nccl/job.conf": "NCCL_NET=Socket\n"}),
+    "job-env-overrides-system-conf": N.Node("ib", env={"NCCL_IB_DISABLE": "0"},
+                                            job_files={"/etc/nccl.conf": "NCCL_IB_DISABLE=1\nNCCL_DEBUG=WARN\n"}),
+    "roce-link-down-events": N.Node("roce", eth_growth={4: {"link_down_events_phy": 2}}),
+    "roce-post-fec-symbol-errors": N.Node("roce", eth_growth={6: {"rx_pcs_symbol_err_phy": 37}}),
+    "roce-fec-corrected-bits": N.Node("roce", eth_growth={i: {"rx_corrected_bits_phy": 91_000} for i in ALL_PORTS}),
+    "dmesg-link-flap": N.Node("roce", dmesg=N.DMESG_BOOT_LINKS + N.DMESG_FLAP),
+    "dmesg-boot-link-up": N.Node("roce", dmesg=N.DMESG_BOOT_LINKS),
+    "dmesg-gpu-xid-79": N.Node("ib", dmesg=N.DMESG_XID_79),
+    "dmesg-gpu-xid-application": N.Node("ib", dmesg=N.DMESG_XID_31),
+    "dmesg-pcie-aer-uncorrected": N.Node("ib", dmesg=N.DMESG_AER_UNCORRECTED),
+    "dmesg-pcie-aer-corrected": N.Node("ib", dmesg=N.DMESG_AER_CORRECTED),
+    "dmesg-peermem-errors": N.Node("ib", dmesg=N.DMESG_PEERMEM),
 }
 
 

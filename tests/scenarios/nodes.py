@@ -87,8 +87,8 @@ class Node:
     hca_type: str = "MT4129"  # ConnectX-7; MT4123 (ConnectX-6) for a 200G HDR node
     fw_ver: str = "28.41.1000"
     base_rate: str = "400 Gb/sec (4X NDR)"
-    verbs: bool = True  # libibverbs in the image
-    provider: bool = True  # libmlx5 provider in the image
+    verbs: bool = True  # libibverbs in the job's image (/proc/PID/root)
+    provider: bool = True  # the NICs' verbs provider (libmlx5, libbnxt_re) in the job's image
     uverbs: bool = True  # /dev/infiniband/uverbs* visible
     dmi: tuple = ("Supermicro", "SYS-821GE-TNHR")
     netdevs: tuple = ("lo", "bond0", "docker0")  # other interfaces of the node
@@ -127,6 +127,43 @@ class Node:
     bnxt_cc: tuple | None = None  # bnxt_re debugfs cc_config (enable_cc, tos_ecn); None: not readable
     lag: bool = False  # each RoCE device is a LAG (mlx5_bond_N) over two bonded ports: a second member netdev
     lag_growth: dict = field(default_factory=dict)  # port index -> ethtool -S growth on the second member
+    # node-side job environment, libraries and kernel log (brief node: FA-6, MF-6, MF-7)
+    host_verbs: bool = True  # libibverbs and the provider in this tool's own filesystem (the host)
+    verbs_loaded: bool = True  # the job has mapped what its image holds (NCCL initialized)
+    job_files: dict = field(default_factory=dict)  # path inside the job's root -> text (nccl.conf files)
+    dmesg: str = ""  # kernel log lines after the probe-time ones
+
+
+# Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
+# NVIDIA driver's Xid line, drivers/pci/pcie/aer.c, the nvidia-peermem line of gpud's kmsg fixture).
+DMESG_BOOT_LINKS = ("[   12.412034] mlx5_core 0000:1a:00.0 enp26s0np0: Link down\n"
+                    "[   14.920117] mlx5_core 0000:1a:00.0 enp26s0np0: Link up\n")
+DMESG_FLAP = ("[ 5120.003311] mlx5_core 0000:1a:00.0 enp26s0np0: Link down\n"
+              "[ 5121.871024] mlx5_core 0000:1a:00.0 enp26s0np0: Link up\n")
+DMESG_XID_79 = "[ 8812.339102] NVRM: Xid (PCI:0000:9d:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+DMESG_XID_31 = ("[ 3021.117204] NVRM: Xid (PCI:0000:19:00): 31, pid=48213, name=python3, Ch 00000008, intr 00000000. "
+                "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f3a_1c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n")
+DMESG_AER_UNCORRECTED = ("[ 4410.771320] pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: 0000:1a:00.0\n"
+                         "[ 4410.771338] mlx5_core 0000:1a:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
+                         "type=Transaction Layer, (Requester ID)\n")
+DMESG_AER_CORRECTED = ("[ 1201.118840] pcieport 0000:00:01.0: AER: Corrected error received: 0000:1a:00.0\n"
+                       "[ 1201.118851] mlx5_core 0000:1a:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+                       "(Receiver ID)\n")
+DMESG_PEERMEM = "[ 2279.966360] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing\n"
+JOB_PID = 4242
+JOB_ROOT = f"/proc/{JOB_PID}/root"
+
+
+def provider_name(node: Node) -> str:
+    return "bnxt_re" if node.driver == "bnxt" else "mlx5"
+
+
+def job_rdma_libs(node: Node) -> list[str]:
+    """What the job's process maps of the RDMA userspace its image holds, once NCCL initialized."""
+    if not node.verbs_loaded or not node.verbs:
+        return []
+    libs = ["/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"]
+    return libs + ([f"/usr/lib/x86_64-linux-gnu/lib{provider_name(node)}.so.1.24.50.0"] if node.provider else [])
 
 
 def device(node: Node, i: int) -> str:
@@ -283,10 +320,16 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     if node.uverbs:
         for u in range(node.ports):
             files[f"/dev/infiniband/uverbs{u}"] = ""
-    if node.verbs:
-        files["/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
-    if node.provider:
-        files["/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"] = ""
+    for root, verbs, provider in (("", node.host_verbs, node.host_verbs), (JOB_ROOT, node.verbs, node.provider)):
+        if root and not node.job:
+            continue
+        if verbs:
+            files[f"{root}/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
+        if provider:
+            files[f"{root}/usr/lib/x86_64-linux-gnu/libibverbs/lib{provider_name(node)}-rdmav34.so"] = ""
+    if node.job:
+        files[f"{JOB_ROOT}/etc/passwd"] = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n"
+        files.update({f"{JOB_ROOT}{path}": text for path, text in node.job_files.items()})
     files["/sys/class/dmi/id/sys_vendor"], files["/sys/class/dmi/id/product_name"] = node.dmi
     for name in node.netdevs:
         files[f"/sys/class/net/{name}/operstate"] = "unknown" if name == "lo" else "up"

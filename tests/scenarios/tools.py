@@ -83,6 +83,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool, member: int = 0) -> str:
         "rx_pause_ctrl_phy": 1802231 if paused else 0, "tx_pause_ctrl_phy": 1733009 if paused else 0,
         "rx_global_pause": 0, "tx_global_pause": 0,
         "tx_pause_storm_warning_events": 0, "tx_pause_storm_error_events": 0,
+        "rx_pcs_symbol_err_phy": 0, "link_down_events_phy": 1, "rx_bits_phy": 30496319578272096,
     }
     for prio in range(8):
         on = prio == node.traffic_prio
@@ -101,6 +102,7 @@ def ethtool_stats(node: "N.Node", i: int, later: bool, member: int = 0) -> str:
             base[name] += 2_800_000
         for name in ("rx_bytes", "tx_bytes", f"rx_prio{p}_bytes", f"tx_prio{p}_bytes"):
             base[name] += 11_600_000_000
+        base["rx_bits_phy"] += 8 * 11_600_000_000
         if p in paused:
             for name in (f"rx_prio{p}_pause", f"tx_prio{p}_pause", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"):
                 base[name] += 120

@@ -8,12 +8,10 @@ from collections import Counter
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parse
+from allreduce_doctor.parsers.kernel import link_flaps
 
 _ACS_RE = re.compile(r"ACSCtl\s*:\s*(.*)$")
 _LNK_RE = re.compile(r"Lnk(Sta|Cap)\s*:.*?Speed\s+([\d.]+)GT/s.*?Width\s+x(\d+)(.*)$")
-_FAULT_RE = re.compile(r"DMAR:.*fault|AMD-Vi:.*(IO_PAGE_FAULT|Event logged)|iommu.*fault", re.IGNORECASE)
-_XID_RE = re.compile(r"NVRM: Xid", re.IGNORECASE)
-_FLAP_IFACE_RE = re.compile(r"\b([\w.-]+): (?:lost carrier|gained carrier|link (?:is )?(?:down|up))", re.IGNORECASE)
 _GPU_NAME_RE = re.compile(r"^\s*GPU\s+\d+\s*:\s*(.*?)\s*\(UUID", re.IGNORECASE)
 
 
@@ -70,24 +68,18 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
         cmdline = {"iommu": value["iommu"], "iommu_passthrough": value["iommu_passthrough"], "source": where,
                    "value": value}
     events: Counter = Counter()
-    flaps: Counter = Counter()
+    rows: list[dict] = []
     first: dict[str, str] = {}
     for b in blocks:
         if b["tool"] != "kernel_log" or not b["value"]:
             continue
-        for i, row in enumerate(b["value"]):
-            kind = row["kind"]
-            text = row["text"]
-            if _FAULT_RE.search(text):
-                kind = "iommu_fault"
-            elif _XID_RE.search(text):
-                kind = "gpu_xid"
-            if kind == "link_flap" and (m := _FLAP_IFACE_RE.search(text)):
-                flaps[m.group(1)] += 1
-            if kind != "other":
-                events[kind] += 1
-                first.setdefault(kind, b["where"])
-    return cmdline, {"events": dict(events), "first": first, "flaps": dict(flaps)}
+        rows += b["value"]
+        for row in b["value"]:
+            if row["kind"] != "other":
+                events[row["kind"]] += 1
+                first.setdefault(row["kind"], b["where"])
+    # the same rule as the node's kernel.events (parsers/kernel.py): one rule for a flap
+    return cmdline, {"events": dict(events), "first": first, "flaps": link_flaps(rows)}
 
 
 def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
@@ -115,7 +107,7 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     cmdline, kernel = _kernel(blocks, cmdlines)
     faults = kernel["events"].get("iommu_fault", 0)
     translating = faults > 0  # the command line itself is kernel.cmdline, judged by the trunk
-    flaps = {k: v for k, v in kernel["flaps"].items() if v >= 2}
+    flaps = kernel["flaps"]
     limited = kernel["events"].get("pcie_bandwidth_limited", 0)
     if limited:
         degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(

@@ -26,11 +26,19 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
+from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
+PROCESS_SCAN_REUSE_S = 30.0  # a scan of /proc answers every probe of one sample asked within this
 MAX_OUTPUT_BYTES = 8 << 20  # stdout + stderr of one command; reading stops there and the group is killed
 # Config files that may carry credentials next to NCCL settings are redacted on read.
 REDACTED_FILES = ("/etc/nccl.conf",)
+
+
+def _in_job_root(path: str) -> bool:
+    """A file read through a job's /proc/PID/root or cwd (its NCCL config files): redacted too."""
+    parts = path.split("/")
+    return len(parts) > 3 and parts[1] == "proc" and parts[3] in ("root", "cwd")
 
 
 class LiveHost:
@@ -39,6 +47,7 @@ class LiveHost:
     def __init__(self) -> None:
         self._sample = 0
         self._sample_time = time.monotonic()
+        self._found: tuple[int, float, list[ProcessInfo]] | None = None  # (sample, when, processes)
 
     # --- identity -------------------------------------------------------------------
     def identity(self) -> HostIdentity:
@@ -64,7 +73,7 @@ class LiveHost:
         if len(data) > MAX_FILE_BYTES:
             return FileResult(path, FILE_ERROR, reason=f"larger than {MAX_FILE_BYTES} bytes")
         text = data.decode("utf-8", errors="replace")
-        if path in REDACTED_FILES or path.endswith("/.nccl.conf"):
+        if path in REDACTED_FILES or path.endswith("nccl.conf") or _in_job_root(path):
             text = redact_text(text)
         elif path == "/proc/cmdline":
             text = keep_cmdline(text)
@@ -89,7 +98,16 @@ class LiveHost:
 
     # --- processes --------------------------------------------------------------------
     def processes(self) -> list[ProcessInfo]:
-        """Processes that map libnccl or carry NCCL_* variables, environments filtered."""
+        """Processes that map libnccl or carry NCCL_* variables, environments filtered. Several
+        probes ask (the job's files, its libraries); one scan of /proc serves a sample."""
+        found = self._found
+        if found is not None and found[0] == self._sample and time.monotonic() - found[1] < PROCESS_SCAN_REUSE_S:
+            return list(found[2])
+        procs = self._scan_processes()
+        self._found = (self._sample, time.monotonic(), procs)
+        return list(procs)
+
+    def _scan_processes(self) -> list[ProcessInfo]:
         import psutil  # lazy: only the live host needs it
 
         found: list[ProcessInfo] = []
@@ -102,7 +120,7 @@ class LiveHost:
                 readable = True
             except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
                 env, readable = {}, False
-            nccl_lib = _maps_nccl(proc.info["pid"])
+            nccl_lib, rdma_libs = _mapped_libs(proc.info["pid"])
             maps_nccl = bool(nccl_lib)
             if not maps_nccl and not any(k.startswith("NCCL_") for k in env):
                 continue
@@ -115,6 +133,8 @@ class LiveHost:
                     maps_nccl=maps_nccl,
                     nccl_lib=nccl_lib,
                     env_readable=readable,
+                    rdma_libs=rdma_libs,
+                    uid=_real_uid(proc),
                 )
             )
         return found
@@ -135,18 +155,34 @@ class LiveHost:
         self._sample_time = time.monotonic()
 
 
-def _maps_nccl(pid: int) -> str:
-    """The path of the libnccl mapped into pid ("" when none): /proc/PID/maps names the real file."""
+def _mapped_libs(pid: int) -> tuple[str, list[str]]:
+    """(libnccl path, RDMA userspace paths) mapped into pid: /proc/PID/maps names the real files
+    the process loaded, in its own mount namespace (proc(5)). NCCL dlopens libibverbs.so[.1] at
+    init (src/misc/ibvsymbols.cc), which loads the provider (libmlx5, libbnxt_re, ...; rdma-core
+    libibverbs/dynamic_driver.c)."""
     try:
         with open(f"/proc/{pid}/maps", "rb") as fh:
             text = fh.read(32 << 20)
     except OSError:
-        return ""
+        return "", []
+    nccl, rdma = "", []
     for line in text.splitlines():
         path = line.rsplit(b" ", 1)[-1]
-        if b"/libnccl" in path:
-            return path.decode("utf-8", "replace")[:512]
-    return ""
+        name = path.rsplit(b"/", 1)[-1]
+        if b"/libnccl" in path and not nccl:
+            nccl = path.decode("utf-8", "replace")[:512]
+        elif RDMA_LIB.search(name.decode("utf-8", "replace")):
+            decoded = path.decode("utf-8", "replace")[:512]
+            if decoded not in rdma:
+                rdma.append(decoded)
+    return nccl, rdma[:32]
+
+
+def _real_uid(proc) -> int | None:
+    try:
+        return int(proc.uids().real)
+    except Exception:  # noqa: BLE001 - psutil raises several kinds for a vanished or hidden process
+        return None
 
 
 # --- running a command: bounded output, bounded time, nothing left behind ----------------------

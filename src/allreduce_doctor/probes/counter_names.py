@@ -31,7 +31,9 @@ PRIORITIES = range(8)
 #   prio_packets  packets received on NCCL's priority (the denominator of prio_discards)
 #   prio_bytes    bytes moved on NCCL's priority, both directions (is the window loaded?)
 #   rdma_bytes    RDMA bytes of this function whatever the priority (when the priority is unknown)
-#   phy_errors    frames damaged on the wire
+#   phy_errors    frames damaged on the wire, errors FEC did not correct, the link going down
+#   phy_uncorrected / phy_bits  symbol errors after FEC and bits received: their ratio is the
+#                 post-FEC bit error rate (counters.rst: rx_pcs_symbol_err_phy / rx_bits_phy)
 #   pause_rx_us   microseconds the peer paused this port on priority p (the network is slow)
 #   pause_tx_us   microseconds this port paused its peer on priority p (this host cannot drain)
 #   storm         the NIC's pause-storm watchdog fired (it stopped sending pause)
@@ -54,6 +56,8 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
         "prio_bytes": ("eth:rx_prio{p}_bytes", "eth:tx_prio{p}_bytes"),
         "rdma_bytes": ("eth:rx_vport_rdma_unicast_bytes", "eth:tx_vport_rdma_unicast_bytes"),
         "phy_errors": tuple(f"eth:{n}" for n in ETH_PHY_ERRORS),
+        "phy_uncorrected": ("eth:rx_pcs_symbol_err_phy",),
+        "phy_bits": ("eth:rx_bits_phy",),
         "pause_rx_us": ("eth:rx_prio{p}_pause_duration",),
         "pause_tx_us": ("eth:tx_prio{p}_pause_duration",),
         # counters.rst: the warning event is informative; the error event means the watchdog

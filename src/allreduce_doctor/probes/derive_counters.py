@@ -206,6 +206,8 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
     for value, name in (("phy_errors", "phy_errors"), ("rdma_loss", "loss"), ("storm_events", "storm"),
                         ("pcie_stall", "pcie_stall")):
         row[value], unknown[value] = role(name, count=True)
+    (uncorrected, why_u), (bits, why_b) = role("phy_uncorrected"), role("phy_bits")
+    row["phy_ber"] = uncorrected / bits if not why_u and not why_b and bits else None  # shown, not judged
     discards, why = role("prio_discards")
     packets, why_p = role("prio_packets")
     ppm = None if why or why_p else round(discards * 1e6 / max(packets + discards, 1), 3)

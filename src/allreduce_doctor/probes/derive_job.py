@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from allreduce_doctor.domain import KERNEL_DMABUF_SINCE, NCCL_DMABUF_SINCE, is_virtual_iface, version_tuple
+from allreduce_doctor.probes.derive_env import IB_TRANSPORT_VARS, gdr_level_forbids, ib_overrides
 from allreduce_doctor.site import declared
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
@@ -148,7 +149,7 @@ def socket_ifname(inputs: Inputs) -> Observation:
 
 def nccl_tuning(inputs: Inputs) -> Observation:
     """Forced tuning that strangles bandwidth: too few channels, a restricted protocol, ..."""
-    if not _known_job(inputs, "NCCL_MAX_NCHANNELS", "NCCL_PROTO", "NCCL_ALGO", "NCCL_BUFFSIZE"):
+    if not _known_job(inputs, "NCCL_MAX_NCHANNELS", "NCCL_PROTO", "NCCL_ALGO", "NCCL_BUFFSIZE", *IB_TRANSPORT_VARS):
         return Observation("", None, MISSING, reason="the job's environment was not observed")
     env = _vars(inputs)
     ports = inputs["rdma.compute_ports"]
@@ -180,9 +181,18 @@ def nccl_tuning(inputs: Inputs) -> Observation:
     threads = number("NCCL_NTHREADS")
     if threads is not None and threads < 256:
         found.append({"var": "NCCL_NTHREADS", "value": env["NCCL_NTHREADS"], "why": "fewer than 256 threads per block"})
+    fabric = inputs["node.fabric"].value.get("fabric") if inputs["node.fabric"].status == OK else None
+    ib_found, ib_undecided = ib_overrides(env, fabric, _job_version(inputs))
+    found += ib_found
+    undecided = undecided or ib_undecided
     if undecided and not found:
         return Observation("", None, MISSING, reason=undecided)
     return Observation("", found, OK)
+
+
+def _job_version(inputs: Inputs) -> str | None:
+    obs = inputs.get("nccl.version")
+    return (obs.value or {}).get("version") if obs is not None and obs.status == OK else None
 
 
 def _rank(path: str) -> int:
@@ -269,7 +279,10 @@ def gpudirect(inputs: Inputs) -> Observation:
     log = inputs["log.nccl"].value if inputs["log.nccl"].status == OK and isinstance(inputs["log.nccl"].value, dict) else {}
     if any("GDRDMA" in str(t) for t in log.get("transports") or []):
         return Observation("", {"usable": True, "peermem": peermem, "dmabuf": None, "why": "the log shows NET/.../GDRDMA"}, OK)
-    version = (inputs["nccl.version"].value or {}).get("version") if inputs["nccl.version"].status == OK else None
+    forbidden = gdr_level_forbids(_vars(inputs))
+    if forbidden:
+        return Observation("", {"usable": False, "peermem": peermem, "dmabuf": None, "why": forbidden}, OK, reason=forbidden)
+    version = _job_version(inputs)
     ident = inputs["node.identity"].value if inputs["node.identity"].status == OK else {}
     driver = inputs["gpu.driver"]
     checks = {

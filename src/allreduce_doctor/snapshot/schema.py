@@ -178,6 +178,8 @@ def check_process(label: str, position: int, data: object) -> ProcessInfo:
         maps_nccl=c.field(data, "maps_nccl", lambda v: isinstance(v, bool), "true or false", False),
         env_readable=c.field(data, "env_readable", lambda v: isinstance(v, bool), "true or false", True),
         nccl_lib=c.field(data, "nccl_lib", lambda v: isinstance(v, str), "a string", ""),
+        rdma_libs=list(c.field(data, "rdma_libs", _str_list, "a list of strings", [])),
+        uid=c.field(data, "uid", lambda v: v is None or _int(v), "an integer or null", None),
     )
 
 
