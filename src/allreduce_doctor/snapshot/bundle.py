@@ -19,7 +19,15 @@ from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import schema, tarscan
-from allreduce_doctor.snapshot.names import DAMAGED, INDEX, MANIFEST, WHAT_TO_GIVE, is_archive_name, shown
+from allreduce_doctor.snapshot.names import (
+    DAMAGED,
+    INDEX,
+    MANIFEST,
+    WHAT_TO_GIVE,
+    is_archive_name,
+    sample_prefix,
+    shown,
+)
 from allreduce_doctor.snapshot.tarscan import TarDamage
 
 MAX_MEMBER_BYTES = 16 << 20
@@ -61,12 +69,17 @@ class Bundle:
     def __init__(self, path: Path, label: str) -> None:
         self.path = path
         self.label = label
+        self._listed: dict[str, int] | None = None  # members index.json lists; None: an older bundle
         self.manifest = schema.check_manifest(label, self.load_json(MANIFEST, required=True))
-        index = self.load_json(INDEX)
-        if index is None:  # every recording writes one: without it no failure, glob or process is known
+        raw_index = self._member(INDEX)
+        if raw_index is None:  # every recording writes one: without it no failure, glob or process is known
             raise self.fail(f"no {INDEX}; {DAMAGED}")
-        self.index = schema.check_index(label, index)
+        expected = self.manifest["index_crc32"]
+        if expected is not None and zlib.crc32(raw_index) != expected:
+            raise self.fail(f"{INDEX} does not match the checksum in {MANIFEST} (changed or cut); {DAMAGED}")
+        self.index = schema.check_index(label, self._parse_json(INDEX, raw_index))
         self._check_samples()
+        self._check_members()
 
     def _check_samples(self) -> None:
         """The first sample holds its globs: every collection globs the interfaces and ports it
@@ -77,10 +90,36 @@ class Bundle:
         if not self.index["globs"].get(first):
             raise self.fail(f"{INDEX} records no glob of the first sample (the interfaces and ports); {DAMAGED}")
 
+    def _check_members(self) -> None:
+        """Every member the index lists is there, as written (its CRC-32), and of a sample the
+        manifest lists: a bundle is complete or refused. Checked at open, all of them, so a
+        damaged member no probe of this diagnosis reads still says the copy is bad."""
+        listed = self.index["members"]
+        if listed is None:
+            return
+        samples = {sample_prefix(s["index"]) for s in self.manifest["samples"]}
+        for name, crc in listed.items():
+            prefix = "/".join(name.split("/", 2)[:2]) + "/" if name.startswith("samples/") else ""
+            if prefix not in samples:
+                raise self.fail(f"{INDEX} lists {shown(name)} of a sample {MANIFEST} does not list; {DAMAGED}")
+            data = self._member(name)
+            if data is None:
+                raise self.fail(f"member {shown(name)} listed in {INDEX} is not in the bundle; {DAMAGED}")
+            if zlib.crc32(data) != crc:
+                raise self.fail(f"member {shown(name)} does not match its checksum in {INDEX} (changed or cut); {DAMAGED}")
+        self._listed = listed
+
     def fail(self, problem: str) -> BundleError:
         return BundleError(f"{self.label}: {problem}")
 
-    def member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
+    def member(self, name: str) -> bytes | None:
+        """A member's bytes; in a bundle whose index lists its members, one it does not list is
+        not part of the recording (added later) and reads as absent."""
+        if self._listed is not None and name not in self._listed and name not in (MANIFEST, INDEX):
+            return None
+        return self._member(name)
+
+    def _member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def text(self, name: str) -> str | None:
@@ -93,6 +132,9 @@ class Bundle:
             if required:
                 raise self.fail(f"no {name}; this is not an allreduce-doctor bundle")
             return None
+        return self._parse_json(name, data)
+
+    def _parse_json(self, name: str, data: bytes) -> object:
         try:
             return json.loads(data.decode("utf-8", errors="replace"))
         except json.JSONDecodeError as err:
@@ -138,7 +180,7 @@ class DirectoryBundle(Bundle):
         self._total = 0
         super().__init__(path, label)
 
-    def member(self, name: str) -> bytes | None:
+    def _member(self, name: str) -> bytes | None:
         with self._lock:
             if name in self._cache:
                 return self._cache[name]
@@ -206,7 +248,7 @@ class ArchiveBundle(Bundle):
         self._members = self._load(path, label)
         super().__init__(path, label)
 
-    def member(self, name: str) -> bytes | None:
+    def _member(self, name: str) -> bytes | None:
         view = self._members.get(name)
         return None if view is None else view.tobytes()
 
