@@ -28,12 +28,16 @@ NOT_RECORDED = "not captured in the bundle (past its last sample)"
 class SnapshotHost:
     kind = "snapshot"
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self._bundle = open_bundle(path)
+    def __init__(self, path: str | os.PathLike, max_bytes: int | None = None, over_hint: str = "") -> None:
+        self._bundle = open_bundle(path, max_bytes, over_hint)
         self._samples = self._bundle.manifest["samples"]
         self._position = 0
         self._past_last = 0.0  # seconds asked for past the last recorded sample (0: still in one)
         self._globbed_by_sample: dict[int, frozenset[str]] = {}
+
+    def close(self) -> None:
+        """Let go of the bundle's contents; the host answers nothing after."""
+        self._bundle.close()
 
     @property
     def manifest(self) -> dict:

@@ -39,9 +39,12 @@ def _mib(size: int) -> str:
 
 
 # --- opening ------------------------------------------------------------------------------
-def open_bundle(path: str | os.PathLike) -> Bundle:
-    """Open a bundle directory or .tar.gz; manifest.json and index.json are read and checked."""
+def open_bundle(path: str | os.PathLike, max_bytes: int | None = None, over_hint: str = "") -> Bundle:
+    """Open a bundle directory or .tar.gz; manifest.json and index.json are read and checked.
+    `max_bytes` (MAX_TOTAL_BYTES when None) bounds what it holds; `over_hint` ends the refusal
+    of a bundle over it (what to do instead)."""
     label = str(path)
+    limit = (max_bytes if max_bytes is not None else MAX_TOTAL_BYTES, over_hint)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -49,9 +52,9 @@ def open_bundle(path: str | os.PathLike) -> Bundle:
     except OSError as err:
         raise BundleError(f"{label}: cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
     if stat.S_ISDIR(st.st_mode):
-        return DirectoryBundle(Path(path), label)
+        return DirectoryBundle(Path(path), label, limit)
     if stat.S_ISREG(st.st_mode) and (is_archive_name(path) or _looks_gzip(path, label)):
-        return ArchiveBundle(Path(path), label)
+        return ArchiveBundle(Path(path), label, limit)
     raise BundleError(f"{label}: neither a directory nor a .tar.gz archive; {WHAT_TO_GIVE}")
 
 
@@ -153,9 +156,15 @@ class Bundle:
         )
 
     def _refuse_total(self) -> BundleError:
-        return self.fail(
-            f"members total over the {_mib(MAX_TOTAL_BYTES)} limit for a bundle; refusing to read it"
-        )
+        max_bytes, hint = self.limit
+        return self.fail(f"members total over the {_mib(max_bytes)} limit for a bundle; refusing to read it{hint}")
+
+    def close(self) -> None:
+        """Let go of what was read (a fleet worker diagnoses the next bundle in this memory)."""
+        self._drop()
+
+    def _drop(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
 
     def _refuse_escape(self, name: str) -> BundleError:
         return self.fail(f"member {shown(name)} escapes the bundle; refusing to read it")
@@ -173,12 +182,17 @@ _MODE_KINDS = (
 class DirectoryBundle(Bundle):
     """A bundle directory, read lazily: each member checked as it is first read, then cached."""
 
-    def __init__(self, path: Path, label: str) -> None:
+    def __init__(self, path: Path, label: str, limit: tuple[int, str] = (MAX_TOTAL_BYTES, "")) -> None:
+        self.limit = limit
         self._root = os.path.realpath(path)
         self._lock = threading.Lock()
         self._cache: dict[str, bytes | None] = {}
         self._total = 0
         super().__init__(path, label)
+
+    def _drop(self) -> None:
+        with self._lock:
+            self._cache.clear()
 
     def _member(self, name: str) -> bytes | None:
         with self._lock:
@@ -187,7 +201,7 @@ class DirectoryBundle(Bundle):
             data = self._read(name)
             if data is not None:
                 self._total += len(data)
-                if self._total > MAX_TOTAL_BYTES:
+                if self._total > self.limit[0]:
                     raise self._refuse_total()
             self._cache[name] = data
             return data
@@ -244,9 +258,13 @@ _CHUNK = 1 << 20
 class ArchiveBundle(Bundle):
     """A .tar.gz bundle: inflated whole (bounded), then every regular member kept in memory."""
 
-    def __init__(self, path: Path, label: str) -> None:
+    def __init__(self, path: Path, label: str, limit: tuple[int, str] = (MAX_TOTAL_BYTES, "")) -> None:
+        self.limit = limit
         self._members = self._load(path, label)
         super().__init__(path, label)
+
+    def _drop(self) -> None:
+        self._members = {}  # the views go, and with them the inflated stream they point into
 
     def _member(self, name: str) -> bytes | None:
         view = self._members.get(name)
@@ -260,6 +278,8 @@ class ArchiveBundle(Bundle):
             raise self.fail(f"cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
         try:
             with raw:
+                if os.fstat(raw.fileno()).st_size > self.limit[0] + _SLACK:  # gzip never shrinks by much
+                    raise self._refuse_total()
                 members = self._read_members(self._inflate(raw))
         except BundleError:
             raise
@@ -279,7 +299,7 @@ class ArchiveBundle(Bundle):
         1 GB for a 510 KB gzip of 500 MiB of zeros). GzipFile rather than zlib: its messages for
         a cut stream, a foreign file or junk after the stream are the ones users (and tests) see.
         """
-        limit = MAX_TOTAL_BYTES + _SLACK
+        limit = self.limit[0] + _SLACK
         buf = bytearray()
         with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             while chunk := gz.read1(_CHUNK):
@@ -302,7 +322,7 @@ class ArchiveBundle(Bundle):
             if size > MAX_MEMBER_BYTES:
                 raise self._refuse_size(name, size)
             total += size
-            if total > MAX_TOTAL_BYTES:
+            if total > self.limit[0]:
                 raise self._refuse_total()
             if name in members:
                 raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")
