@@ -117,10 +117,12 @@ def touched(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
 DAMAGING, INERT, CANNOT_TELL = "damaging", "inert", "cannot tell (older index)"
 
 
-def classify(index: dict, names: list[str]) -> str:
+def classify(index: dict, names: list[str], read_here: re.Pattern, before: dict) -> str:
     """Damaging: the mutation touched manifest.json, index.json or a member the index says a probe
-    read (an index with `members` lists every one; an older index only the globs' paths and the
-    failed reads). Inert: it touched only members the index proves no probe read, or nothing."""
+    read (an index with `members` lists every one). An older index lists only its globs' paths
+    and failed reads: such a member is damaging when a probe this diagnosis runs reads it
+    (`read_here`, from the probe specs), inert when none does; of other members it cannot tell.
+    A member added where the index records the read as failed is inert: the entry answers."""
     if not names:
         return INERT
     if {"manifest.json", "index.json"} & set(names):
@@ -128,18 +130,33 @@ def classify(index: dict, names: list[str]) -> str:
     listed = index.get("members")
     if listed is not None:
         return DAMAGING if any(name in listed for name in names) else INERT
-    if any(_read_by_older_index(index, name) for name in names):
-        return DAMAGING
-    return CANNOT_TELL
+    kinds = {_older_kind(index, name, read_here, name in before) for name in names}
+    return DAMAGING if DAMAGING in kinds else CANNOT_TELL if CANNOT_TELL in kinds else INERT
 
 
-def _read_by_older_index(index: dict, name: str) -> bool:
+def _older_kind(index: dict, name: str, read_here: re.Pattern, existed: bool) -> str:
     sample, _, rest = ("0", "", name) if not name.startswith("samples/") else name[8:].partition("/")
     if not rest.startswith("files/"):
-        return False  # an older index records no command it ran
+        return CANNOT_TELL  # an older index records no command it ran
     path = rest[5:]
+    if not existed:  # added: a failed read the index records is answered from the index
+        return INERT if path in index.get("reads", {}).get(sample, {}) else CANNOT_TELL
     globbed = {p for paths in index.get("globs", {}).get(sample, {}).values() for p in paths}
-    return path in globbed or path in index.get("reads", {}).get(sample, {})
+    if path not in globbed:
+        return CANNOT_TELL
+    return DAMAGING if read_here.fullmatch(path) else INERT
+
+
+def read_by(doctor, fabric: str) -> re.Pattern:
+    """The paths the probes of a diagnosis of this fabric read (their specs' templates)."""
+    from allreduce_doctor.probes.runner import plan
+
+    facts = doctor.facts_for(fabric if fabric in ("ib", "roce") else None) | {"node.fabric"}
+    templates = {t for spec in plan(doctor.catalogue, facts) if spec.kind in ("file", "files", "glob")
+                 for t in spec.touches()}
+    parts = ["".join("[^/]+" if piece.startswith("{") else "[^/]*" if piece == "*" else re.escape(piece)
+                     for piece in re.split(r"(\{[^}]+\}|\*)", t) if piece) for t in sorted(templates)]
+    return re.compile("|".join(f"(?:{p})" for p in parts))
 
 
 # --- the bases: today's recordings and the stored fixtures (older bundles) ------------------
@@ -184,6 +201,9 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
     expected = {key: _verdict(doctor, root)[0] for key, root in bases.items()}
     indexes = {key: json.loads((root / "index.json").read_text()) for key, root in bases.items()}
     trees = {key: _tree(root) for key, root in bases.items()}
+    fabrics = {json.loads((root / "manifest.json").read_text())["fabric"] for root in bases.values()}
+    read_here = {fabric: read_by(doctor, fabric) for fabric in fabrics}
+    fabric_of = {key: json.loads((root / "manifest.json").read_text())["fabric"] for key, root in bases.items()}
     outcomes: Counter = Counter()
     failures: list[str] = []
     names, keys = sorted(MUTATIONS), sorted(bases)
@@ -196,7 +216,7 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
         except (FileNotFoundError, IndexError, ValueError, KeyError):
             pass  # nothing of that kind in this bundle: the copy is diagnosed as it is
         changed = touched(trees[key], _tree(root))
-        kind = classify(indexes[key], changed)
+        kind = classify(indexes[key], changed, read_here[fabric_of[key]], trees[key])
         verdict, trace = _verdict(doctor, root)
         where = f"{key[0]} ({key[1]}) / {name} {' '.join(changed[:3])}"
         if trace or verdict == "refused (several lines)":
