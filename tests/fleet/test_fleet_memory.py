@@ -83,3 +83,19 @@ def test_workers_hold_one_capped_bundle_each(tmp_path):
     got = json.loads(proc.stdout)
     assert got["errors"] == ["n16", "n17"]
     assert got["worker_kib"] < 200 * 1024, f"a worker peaked at {got['worker_kib'] // 1024} MiB"
+
+
+def test_an_archive_bigger_than_the_cap_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    """Not even opened as gzip: junk bytes would otherwise say 'truncated or corrupt archive'."""
+    from allreduce_doctor.hosts.snapshot import SnapshotHost
+    from allreduce_doctor.errors import BundleError
+    from allreduce_doctor.snapshot import bundle as bundle_mod
+
+    monkeypatch.setattr(bundle_mod, "_SLACK", 0)
+    path = tmp_path / "n.tar.gz"
+    path.write_bytes(b"\x1f\x8b" + bytes(2 * MIB))
+    try:
+        SnapshotHost(path, 1 * MIB, " in a fleet")
+    except BundleError as err:
+        message = str(err)
+    assert message == f"{path}: members total over the 1 MiB limit for a bundle; refusing to read it in a fleet"
