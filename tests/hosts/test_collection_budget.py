@@ -80,7 +80,8 @@ def test_a_collection_of_endless_tools_stays_under_the_budget(tmp_path):
         path, observations = record(host, {str(tmp_path / "b.tar.gz")!r}, 0.1)
         # VmHWM: this process image's own peak (ru_maxrss carries the forking pytest worker's)
         peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
-        print(json.dumps({{"spent": host.budget.spent, "peak_kib": peak,
+        from allreduce_doctor.collect import summarize
+        print(json.dumps({{"spent": host.budget.spent, "peak_kib": peak, "summary": summarize(path, observations),
                           "over": sorted(o.reason for o in observations.values() if "over budget" in o.reason)}}))
     """)
     env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
@@ -91,4 +92,6 @@ def test_a_collection_of_endless_tools_stays_under_the_budget(tmp_path):
     ends = ("not run)", "not read)", "stopped reading, killed)", "stopped reading)")
     assert any(r.endswith(": collection over budget (16 MiB of output in all; not run)") for r in got["over"])
     assert all("collection over budget (16 MiB of output in all; " in r and r.endswith(ends) for r in got["over"])
+    over_line = next(line for line in got["summary"].splitlines() if "budget" in line)
+    assert over_line.startswith(f"{len(got['over'])} facts cut or not read: the collection's output budget was spent: ")
     assert got["peak_kib"] < 150 * 1024, f"peak RSS {got['peak_kib'] // 1024} MiB"
