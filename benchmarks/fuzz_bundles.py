@@ -2,10 +2,14 @@
 
     python benchmarks/fuzz_bundles.py [--bundles 500] [--exports 100] [--seed 15]
 
-Bundles: a scenario bundle (healthy and faulty ones) with one damage each: a member deleted,
-emptied, cut or replaced by junk, a folder or index.json or manifest.json removed, a JSON field
-of the wrong type, a sample dropped. Each is diagnosed in-process through the real Session.
-Passes when no mutation raises anything but a DoctorError (one line) and none is "healthy".
+Bundles: a scenario bundle (healthy and faulty ones, recorded now by the current writer and as
+stored in tests/fixtures, written by older ones) with one damage each: a member deleted,
+emptied, cut or replaced by junk, members added, a folder or index.json or manifest.json removed,
+a JSON field of the wrong type, a sample dropped. Each is diagnosed in-process through the real
+Session. What the mutation touched is judged by the bundle's own index: damaging (manifest,
+index, or a member the index says a probe read), inert (nothing the index says was read), or,
+for an older index that lists no members, cannot tell. Passes when no mutation raises anything
+but a DoctorError (one line), none damaging is "healthy" and none inert changes the verdict.
 Exports: a stored diagnosis with hostile text (ESC/OSC, C1, bidi, newlines, @everyone, Jira h1.,
 Markdown headings and links) in random fields, rendered in every format. Passes when none raises,
 none holds a raw control character and no line starts a heading, quote or list of the payload's.
@@ -58,14 +62,9 @@ def _edit_json(path: Path, change) -> None:
     _rewrite(path, json.dumps(doc).encode())
 
 
-PICKED: list[str] = []  # the member the last mutation touched, for the report
-
-
 def _pick(rng: random.Random, root: Path, under: str = "") -> Path:
     found = [p for p in _members(root) if str(p.relative_to(root)).startswith(under)] or _members(root)
-    chosen = rng.choice(found)
-    PICKED[:] = [str(chosen.relative_to(root))]
-    return chosen
+    return rng.choice(found)
 
 
 def _wrong_type(rng: random.Random, doc: dict) -> None:
@@ -76,6 +75,13 @@ def _wrong_type(rng: random.Random, doc: dict) -> None:
 def _drop_glob(rng: random.Random, doc: dict) -> None:
     globs = doc["globs"]["0"]
     globs.pop(rng.choice(sorted(globs)))
+
+
+def _add_members(rng: random.Random, root: Path) -> None:
+    """Members the recording never wrote: a config the index records as absent, and junk."""
+    (root / "files" / "etc").mkdir(parents=True, exist_ok=True)
+    (root / "files" / "etc" / "nccl.conf").write_text("NCCL_IB_DISABLE=1\n")
+    (root / "files" / "zz-added").write_bytes(rng.randbytes(40))
 
 
 MUTATIONS = {
@@ -94,44 +100,132 @@ MUTATIONS = {
     "empty index.json": lambda rng, root: _rewrite(root / "index.json", b"{}"),
     "drop a glob of sample 0": lambda rng, root: _edit_json(root / "index.json", lambda d: _drop_glob(rng, d)),
     "drop the second sample": lambda rng, root: _edit_json(root / "manifest.json", lambda d: d.update(samples=d["samples"][:1])),
+    "add members": _add_members,
 }
 
 
-def _unpack(base: str, into: Path) -> Path:
-    root = into / f"{base}.orig"
+# --- what a mutation touched, judged by the bundle's own index ------------------------------
+def _tree(root: Path) -> dict[str, tuple]:
+    return {str(p.relative_to(root)): (p.stat().st_ino, p.stat().st_size) for p in _members(root)}
+
+
+def touched(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
+    """Members deleted, added or rewritten (a rewrite is a new inode: the tree is hard links)."""
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+DAMAGING, INERT, CANNOT_TELL = "damaging", "inert", "cannot tell (older index)"
+
+
+def classify(index: dict, names: list[str], read_here: re.Pattern, before: dict) -> str:
+    """Damaging: the mutation touched manifest.json, index.json or a member the index says a probe
+    read (an index with `members` lists every one). An older index lists only its globs' paths
+    and failed reads: such a member is damaging when a probe this diagnosis runs reads it
+    (`read_here`, from the probe specs), inert when none does; of other members it cannot tell.
+    A member added where the index records the read as failed is inert: the entry answers."""
+    if not names:
+        return INERT
+    if {"manifest.json", "index.json"} & set(names):
+        return DAMAGING
+    listed = index.get("members")
+    if listed is not None:
+        return DAMAGING if any(name in listed for name in names) else INERT
+    kinds = {_older_kind(index, name, read_here, name in before) for name in names}
+    return DAMAGING if DAMAGING in kinds else CANNOT_TELL if CANNOT_TELL in kinds else INERT
+
+
+def _older_kind(index: dict, name: str, read_here: re.Pattern, existed: bool) -> str:
+    sample, _, rest = ("0", "", name) if not name.startswith("samples/") else name[8:].partition("/")
+    if not rest.startswith("files/"):
+        return CANNOT_TELL  # an older index records no command it ran
+    path = rest[5:]
+    if not existed:  # added: a failed read the index records is answered from the index
+        return INERT if path in index.get("reads", {}).get(sample, {}) else CANNOT_TELL
+    globbed = {p for paths in index.get("globs", {}).get(sample, {}).values() for p in paths}
+    if path not in globbed:
+        return CANNOT_TELL
+    return DAMAGING if read_here.fullmatch(path) else INERT
+
+
+def read_by(doctor, fabric: str) -> re.Pattern:
+    """The paths the probes of a diagnosis of this fabric read (their specs' templates)."""
+    from allreduce_doctor.probes.runner import plan
+
+    facts = doctor.facts_for(fabric if fabric in ("ib", "roce") else None) | {"node.fabric"}
+    templates = {t for spec in plan(doctor.catalogue, facts) if spec.kind in ("file", "files", "glob")
+                 for t in spec.touches()}
+    parts = ["".join("[^/]+" if piece.startswith("{") else "[^/]*" if piece == "*" else re.escape(piece)
+                     for piece in re.split(r"(\{[^}]+\}|\*)", t) if piece) for t in sorted(templates)]
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+# --- the bases: today's recordings and the stored fixtures (older bundles) ------------------
+def _unpack(archive: Path, root: Path) -> Path:
     root.mkdir()
-    with tarfile.open(SCENARIOS / base / "bundle.tar.gz") as tar:
+    with tarfile.open(archive) as tar:
         tar.extractall(root, filter="data")
     return root
 
 
+def _bases(work: Path) -> dict[tuple[str, str], Path]:
+    """(scenario, how) -> unpacked bundle: recorded now by the current writer, and as stored."""
+    from tests.scenarios.build import SCENARIOS as NODES
+    from tests.scenarios.build import record
+
+    bases = {}
+    for name in BASES:
+        fresh = work / f"{name}.tar.gz"
+        record(NODES[name], fresh)
+        bases[(name, "recorded")] = _unpack(fresh, work / f"{name}.recorded")
+        bases[(name, "stored")] = _unpack(SCENARIOS / name / "bundle.tar.gz", work / f"{name}.stored")
+    return bases
+
+
+def _verdict(doctor, root: Path) -> tuple[str, str]:
+    try:
+        session = Session(doctor, SnapshotHost(root), Options("auto", 0, {}, bundle=str(root)))
+        return session.diagnose().verdict, ""
+    except DoctorError as err:
+        return ("refused (one line)" if "\n" not in str(err) else "refused (several lines)"), ""
+    except Exception:  # noqa: BLE001 - what the run counts
+        return "traceback", traceback.format_exc(limit=3)
+
+
 def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]:
+    """Outcomes counted by (how the base was written, damaging/inert, verdict). Fails on a
+    traceback, a refusal over several lines, a healthy verdict on damaging input, and an inert
+    mutation that changed the verdict."""
     rng = random.Random(seed)
     doctor = Doctor.load()
-    originals = {base: _unpack(base, work) for base in BASES}
+    bases = _bases(work)
+    expected = {key: _verdict(doctor, root)[0] for key, root in bases.items()}
+    indexes = {key: json.loads((root / "index.json").read_text()) for key, root in bases.items()}
+    trees = {key: _tree(root) for key, root in bases.items()}
+    fabrics = {json.loads((root / "manifest.json").read_text())["fabric"] for root in bases.values()}
+    read_here = {fabric: read_by(doctor, fabric) for fabric in fabrics}
+    fabric_of = {key: json.loads((root / "manifest.json").read_text())["fabric"] for key, root in bases.items()}
     outcomes: Counter = Counter()
     failures: list[str] = []
-    names = sorted(MUTATIONS)
+    names, keys = sorted(MUTATIONS), sorted(bases)
     for i in range(count):
-        base, name = rng.choice(BASES), names[i % len(names)]
+        key, name = rng.choice(keys), names[i % len(names)]
         root = work / f"m{i}"
-        PICKED.clear()
-        shutil.copytree(originals[base], root, copy_function=os.link)
+        shutil.copytree(bases[key], root, copy_function=os.link)
         try:
             MUTATIONS[name](rng, root)
         except (FileNotFoundError, IndexError, ValueError, KeyError):
             pass  # nothing of that kind in this bundle: the copy is diagnosed as it is
-        try:
-            session = Session(doctor, SnapshotHost(root), Options("auto", 0, {}, bundle=str(root)))
-            verdict = session.diagnose().verdict
-        except DoctorError as err:
-            verdict = "refused (one line)" if "\n" not in str(err) else "refused (several lines)"
-        except Exception:  # noqa: BLE001 - what the run counts
-            verdict = "traceback"
-            failures.append(f"{base} / {name}: {traceback.format_exc(limit=3)}")
-        if verdict == "healthy":
-            failures.append(f"{base} / {name} {' '.join(PICKED)}: healthy")
-        outcomes[verdict] += 1
+        changed = touched(trees[key], _tree(root))
+        kind = classify(indexes[key], changed, read_here[fabric_of[key]], trees[key])
+        verdict, trace = _verdict(doctor, root)
+        where = f"{key[0]} ({key[1]}) / {name} {' '.join(changed[:3])}"
+        if trace or verdict == "refused (several lines)":
+            failures.append(f"{where}: {verdict} {trace}")
+        elif verdict == "healthy" and kind == DAMAGING:
+            failures.append(f"{where}: healthy on damaging input")
+        elif kind == INERT and verdict != expected[key]:
+            failures.append(f"{where}: inert mutation changed {expected[key]} to {verdict}")
+        outcomes[(key[1], kind, verdict)] += 1
         shutil.rmtree(root, ignore_errors=True)
     return outcomes, failures
 
@@ -223,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fuzz-bundles-") as work:
         bundle_outcomes, bundle_failures = fuzz_bundles(args.bundles, args.seed, Path(work))
     export_outcomes, export_failures = fuzz_exports(args.exports, args.seed)
-    print(f"{args.bundles} mutated bundles: {dict(sorted(bundle_outcomes.items()))}")
+    print(f"{args.bundles} mutated bundles (how the base was written, mutation, verdict):")
+    for (how, kind, verdict), n in sorted(bundle_outcomes.items()):
+        print(f"  {how:9} {kind:26} {verdict:20} {n}")
     print(f"{args.exports} hostile exports x {len(FORMATS)} formats: {dict(sorted(export_outcomes.items()))}")
     for line in (bundle_failures + export_failures)[:20]:
         print("FAIL", line)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
 
+from allreduce_doctor.hosts.budget import OVER_BUDGET
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.observations import Observations
@@ -39,6 +40,9 @@ def summarize(path: str, observations: Observations) -> str:
     else:
         lines.append(f"fabric: {fabric.get('fabric')} ({fabric.get('ib_ports', 0)} InfiniBand, "
                      f"{fabric.get('eth_ports', 0)} Ethernet ports)")
+    over = sorted(o.fact for o in observations.values() if OVER_BUDGET in (o.reason or ""))
+    if over:
+        lines.append(f"{len(over)} facts cut or not read: the collection's output budget was spent: " + ", ".join(over))
     missing = [o for o in observations.values() if o.status == "missing" and "root" in (o.reason or "")]
     if missing:
         lines.append(f"{len(missing)} facts need root and were not captured: "

@@ -61,7 +61,15 @@ REFUSED = [
     (only_manifest, "no index.json; " + DAMAGED),
     (empty_index, "index.json records no glob of the first sample (the interfaces and ports); " + DAMAGED),
 ]
-UNKNOWN = [no_files, no_commands, no_second_sample, one_sample_listed]
+# these bundles (tests/fixtures, written before index.json listed its members) lose paths their
+# globs listed: refused on the first such read. The member list of newer bundles: test_complete.py
+LOST_GLOBBED = [  # (gut, scenario, the first path the replay misses)
+    (no_files, "ib-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
+    (no_files, "roce-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
+    (no_second_sample, "ib-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
+    (no_second_sample, "roce-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request"),
+]
+UNKNOWN = [no_commands, one_sample_listed]
 
 
 def diagnose(capsys, root: Path) -> tuple[int, str, str]:
@@ -75,6 +83,15 @@ def diagnose(capsys, root: Path) -> tuple[int, str, str]:
 def test_a_gutted_bundle_is_refused_in_one_line(tmp_path, capsys, scenario, gut, problem):
     root = unpack(tmp_path, scenario, "b")
     gut(root)
+    assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
+
+
+@pytest.mark.parametrize(("gut", "scenario", "sample", "path"), LOST_GLOBBED)
+def test_an_older_bundle_missing_what_its_globs_listed_is_refused(tmp_path, capsys, gut, scenario, sample, path):
+    root = unpack(tmp_path, scenario, "b")
+    gut(root)
+    member = ("samples/1/" if sample else "") + "files" + path
+    problem = f"index.json lists {path} under a glob of sample {sample} but {member} is not in the bundle; {DAMAGED}"
     assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
 
 

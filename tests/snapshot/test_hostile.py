@@ -248,12 +248,11 @@ def test_directory_member_over_the_size_limit_is_refused(tmp_path):
     )
 
 
-def test_directory_total_over_the_limit_is_refused(tmp_path, monkeypatch):
+def test_directory_total_over_the_limit_is_refused(tmp_path):
     root = make_dir_bundle(tmp_path / "b")
     for i in range(3):
         (root / f"files/proc/f{i}").write_bytes(bytes(400_000))
-    host = SnapshotHost(root)
-    monkeypatch.setattr(bundle_mod, "MAX_TOTAL_BYTES", 1 << 20)
+    host = SnapshotHost(root, 1 << 20)
     host.read("/proc/f0")
     host.read("/proc/f0")  # cached: counted once
     host.read("/proc/f1")

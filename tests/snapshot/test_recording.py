@@ -186,7 +186,7 @@ def test_index_json_is_plain_json(tmp_path):
     out = recorder.finish("ib", "", {})
     index = json.loads((out / "index.json").read_text())
     assert index == {"reads": {"0": {"/missing": {"status": "missing", "reason": "no such file"}}},
-                     "globs": {"0": {"/sys/*": []}}, "links": {}, "which": {}, "processes": None}
+                     "globs": {"0": {"/sys/*": []}}, "links": {}, "which": {}, "processes": None, "members": {}}
 
 
 def test_a_failed_move_is_a_bundle_error_and_leaves_nothing(tmp_path, monkeypatch):

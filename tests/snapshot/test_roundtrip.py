@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tarfile
+import zlib
 
 import pytest
 from tests.snapshot.snapshot_helpers import FakeHost
@@ -131,6 +133,11 @@ def test_next_sample_steps_without_sleeping_and_past_the_last_nothing_is_capture
     assert host.run(["ethtool", "-S", "eth2"], 5, "ethtool_stats/eth2").error == "not captured in the bundle"
 
 
+def _index_bytes(archive) -> bytes:
+    with tarfile.open(archive) as tar:
+        return tar.extractfile("index.json").read()
+
+
 def test_manifest_holds_what_finish_was_given(tmp_path):
     recorder = RecordingHost(make_fake(), tmp_path / "b.tar.gz")
     recorder.glob("/sys/class/infiniband/*")
@@ -149,6 +156,7 @@ def test_manifest_holds_what_finish_was_given(tmp_path):
         "interval": 1.5,
         "samples": [{"index": 0, "time": 1000.25}, {"index": 1, "time": 1001.75}],
         "extra": {"argv": ["allreduce-doctor", "capture"]},
+        "index_crc32": zlib.crc32(_index_bytes(tmp_path / "b.tar.gz")),
     }
     assert host.identity() == HostIdentity("gpu-node-07", "5.15.0-91-generic", 1000, False)
     assert host.kind == "snapshot" and recorder.kind == "recording"

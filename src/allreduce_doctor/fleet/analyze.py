@@ -18,6 +18,11 @@ from allreduce_doctor.fleet.settings import node_record
 from allreduce_doctor.output import write_file
 
 FORK_ABOVE = 16  # fewer nodes than this are diagnosed in this process: forking costs more
+# What one node's bundle may hold, inflated, in a fleet: each worker holds one bundle at a time,
+# so --jobs N holds at most N of these. A node collects up to 256 MiB of output (hosts/budget.py)
+# but a real node's bundle is a few MiB; a bigger one is refused here and read alone by diagnose.
+FLEET_BUNDLE_BYTES = 64 << 20
+OVER_FLEET_HINT = " in a fleet; diagnose it alone with `diagnose --snapshot`"
 
 
 def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundle: Path,
@@ -27,11 +32,17 @@ def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundl
     from allreduce_doctor.session import Options, Session
 
     try:
-        session = Session(doctor, SnapshotHost(bundle), Options(fabric, 0, dict(answers), bundle=str(bundle)))
-        diagnosis = session.diagnose()
-        identity = session.host.identity()
+        host = SnapshotHost(bundle, FLEET_BUNDLE_BYTES, OVER_FLEET_HINT)
     except DoctorError as err:
         return {"node": node, "error": f"unreadable bundle: {err}"}
+    try:
+        session = Session(doctor, host, Options(fabric, 0, dict(answers), bundle=str(bundle)))
+        diagnosis = session.diagnose()
+        identity = host.identity()
+    except DoctorError as err:
+        return {"node": node, "error": f"unreadable bundle: {err}"}
+    finally:
+        host.close()  # nothing of this bundle is held while the worker reads the next
     if per_node_dir is not None:  # the whole diagnosis only when asked: to_dict() costs as much as the walk
         data = diagnosis.to_dict()
         try:  # mkstemp beside it and a rename: a planted link at DIR/NODE.json is replaced, never followed

@@ -27,10 +27,12 @@ from allreduce_doctor.hosts.base import (
     ProcessInfo,
 )
 from allreduce_doctor.domain import RDMA_LIB
+from allreduce_doctor.hosts.budget import OutputBudget
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
 PROCESS_SCAN_REUSE_S = 30.0  # a scan of /proc answers every probe of one sample asked within this
 MAX_OUTPUT_BYTES = 8 << 20  # stdout + stderr of one command; reading stops there and the group is killed
+OUTPUT_OVER = "output over"
 # Config files that may carry credentials next to NCCL settings are redacted on read.
 REDACTED_FILES = ("/etc/nccl.conf",)
 
@@ -44,10 +46,11 @@ def _in_job_root(path: str) -> bool:
 class LiveHost:
     kind = "live"
 
-    def __init__(self) -> None:
+    def __init__(self, budget: OutputBudget | None = None) -> None:
         self._sample = 0
         self._sample_time = time.monotonic()
         self._found: tuple[int, float, list[ProcessInfo]] | None = None  # (sample, when, processes)
+        self.budget = budget or OutputBudget()  # every read and command of this run draws from it
 
     # --- identity -------------------------------------------------------------------
     def identity(self) -> HostIdentity:
@@ -58,26 +61,14 @@ class LiveHost:
     # --- files ----------------------------------------------------------------------
     def read(self, path: str) -> FileResult:
         path = os.path.expanduser(path)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_FILE_BYTES + 1)
-        except FileNotFoundError:
-            return FileResult(path, FILE_MISSING, reason="no such file")
-        except PermissionError:
-            return FileResult(path, FILE_DENIED, reason="permission denied (needs root)")
-        except IsADirectoryError:
-            return FileResult(path, FILE_ERROR, reason="is a directory")
-        except OSError as err:
-            name = errno.errorcode.get(err.errno or 0, "EIO")
-            return FileResult(path, FILE_ERROR, reason=f"{name}: {err.strerror}")
-        if len(data) > MAX_FILE_BYTES:
-            return FileResult(path, FILE_ERROR, reason=f"larger than {MAX_FILE_BYTES} bytes")
-        text = data.decode("utf-8", errors="replace")
-        if path in REDACTED_FILES or path.endswith("nccl.conf") or _in_job_root(path):
-            text = redact_text(text)
-        elif path == "/proc/cmdline":
-            text = keep_cmdline(text)
-        return FileResult(path, FILE_OK, text=text)
+        granted = self.budget.reserve(MAX_FILE_BYTES + 1)
+        if not granted:
+            return FileResult(path, FILE_ERROR, reason=self.budget.reason("not read"))
+        result, size = _read_file(path, granted)
+        if result.ok and size == granted <= MAX_FILE_BYTES:  # cut at the budget's last bytes
+            result = FileResult(path, FILE_ERROR, reason=self.budget.reason("stopped reading"))
+        self.budget.settle(granted, size if result.ok else 0)  # what is dropped is not held
+        return result
 
     def glob(self, pattern: str) -> list[str]:
         return sorted(globmod.glob(os.path.expanduser(pattern)))
@@ -94,7 +85,18 @@ class LiveHost:
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
         if not isinstance(argv, (list, tuple)) or not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError("argv must be a non-empty list of strings")
-        return run_bounded(list(argv), timeout)
+        granted = self.budget.reserve(MAX_OUTPUT_BYTES)
+        if not granted:
+            return CommandResult(list(argv), None, error=self.budget.reason("not run"))
+        used = 0
+        try:
+            result = run_bounded(list(argv), timeout, cap=granted)
+            used = len(result.stdout) + len(result.stderr)
+        finally:
+            self.budget.settle(granted, used)
+        if granted < MAX_OUTPUT_BYTES and result.error.startswith(OUTPUT_OVER):  # the budget's cap, not the command's
+            result.error = self.budget.reason("stopped reading, killed")
+        return result
 
     # --- processes --------------------------------------------------------------------
     def processes(self) -> list[ProcessInfo]:
@@ -153,6 +155,31 @@ class LiveHost:
             time.sleep(remaining)
         self._sample += 1
         self._sample_time = time.monotonic()
+
+
+def _read_file(path: str, limit: int) -> tuple[FileResult, int]:
+    """At most `limit` bytes of one file, as text (config files with credentials redacted), and
+    how many bytes were read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit)
+    except FileNotFoundError:
+        return FileResult(path, FILE_MISSING, reason="no such file"), 0
+    except PermissionError:
+        return FileResult(path, FILE_DENIED, reason="permission denied (needs root)"), 0
+    except IsADirectoryError:
+        return FileResult(path, FILE_ERROR, reason="is a directory"), 0
+    except OSError as err:
+        name = errno.errorcode.get(err.errno or 0, "EIO")
+        return FileResult(path, FILE_ERROR, reason=f"{name}: {err.strerror}"), 0
+    if len(data) > MAX_FILE_BYTES:
+        return FileResult(path, FILE_ERROR, reason=f"larger than {MAX_FILE_BYTES} bytes"), len(data)
+    text = data.decode("utf-8", errors="replace")
+    if path in REDACTED_FILES or path.endswith("nccl.conf") or _in_job_root(path):
+        text = redact_text(text)
+    elif path == "/proc/cmdline":
+        text = keep_cmdline(text)
+    return FileResult(path, FILE_OK, text=text), len(data)
 
 
 def _mapped_libs(pid: int) -> tuple[str, list[str]]:
@@ -243,7 +270,7 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
         stderr=err.decode("utf-8", errors="replace"),
         duration=round(time.monotonic() - start, 4),
         timed_out=timed_out,
-        error=f"output over {cap / (1 << 20):g} MiB (stopped reading, killed)" if over else "",
+        error=f"{OUTPUT_OVER} {cap / (1 << 20):g} MiB (stopped reading, killed)" if over else "",
     )
 
 

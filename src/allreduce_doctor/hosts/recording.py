@@ -156,14 +156,17 @@ class RecordingHost:
                 "links": self._links,
                 "which": self._which,
                 "processes": self._processes,
+                "members": dict(sorted(self._writer.checksums.items())),
             }
             # serialised first: a bad `extra` raises here and the recording stays open
-            docs = [(INDEX, _dumps(index)), (MANIFEST, _dumps(manifest))]
+            index_data, _ = _dumps(index), _dumps(manifest)
             self._closed = True
         try:
-            for name, data in docs:
-                if not self._writer.write(name, data):
-                    raise self._writer.clash(name)
+            if not self._writer.write(INDEX, index_data):
+                raise self._writer.clash(INDEX)
+            manifest["index_crc32"] = self._writer.checksums[INDEX]  # an edited index is refused
+            if not self._writer.write(MANIFEST, _dumps(manifest)):
+                raise self._writer.clash(MANIFEST)
             if self._archive:
                 pack_archive(self._staging, self.out)
                 shutil.rmtree(self._staging, ignore_errors=True)

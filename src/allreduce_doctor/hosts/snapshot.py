@@ -28,11 +28,16 @@ NOT_RECORDED = "not captured in the bundle (past its last sample)"
 class SnapshotHost:
     kind = "snapshot"
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self._bundle = open_bundle(path)
+    def __init__(self, path: str | os.PathLike, max_bytes: int | None = None, over_hint: str = "") -> None:
+        self._bundle = open_bundle(path, max_bytes, over_hint)
         self._samples = self._bundle.manifest["samples"]
         self._position = 0
         self._past_last = 0.0  # seconds asked for past the last recorded sample (0: still in one)
+        self._globbed_by_sample: dict[int, frozenset[str]] = {}
+
+    def close(self) -> None:
+        """Let go of the bundle's contents; the host answers nothing after."""
+        self._bundle.close()
 
     @property
     def manifest(self) -> dict:
@@ -54,6 +59,11 @@ class SnapshotHost:
         if entry is None:
             text = self._bundle.text(member) if member else None
             if text is None:
+                if path in self._globbed(self.sample):
+                    raise self._bundle.fail(
+                        f"index.json lists {path} under a glob of sample {self.sample} but "
+                        f"{member or 'its text'} is not in the bundle; {DAMAGED}"
+                    )
                 return FileResult(path, FILE_MISSING, reason=NOT_CAPTURED)
             return FileResult(path, FILE_OK, text=text)
         answered = entry.get("path", path)
@@ -67,6 +77,17 @@ class SnapshotHost:
                 f"index.json records {path} as read but {member or 'its text'} is not in the bundle; {DAMAGED}"
             )
         return FileResult(answered, FILE_OK, text=text, reason=entry.get("reason", ""))
+
+    def _globbed(self, sample: int) -> frozenset[str]:
+        """The paths this sample's own globs listed. A probe that globs reads every path it
+        listed in the same instance (probes/execute.py _run_glob), so one of them neither stored
+        nor recorded as failed was lost from the bundle: older bundles, which list no members,
+        are caught here."""
+        found = self._globbed_by_sample.get(sample)
+        if found is None:
+            listed = self._bundle.index["globs"].get(str(sample), {}).values()
+            found = self._globbed_by_sample[sample] = frozenset(p for paths in listed for p in paths)
+        return found
 
     def glob(self, pattern: str) -> list[str]:
         """The paths recorded for `pattern` in this sample; a later sample that never globbed it

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import schema, tarscan
-from allreduce_doctor.snapshot.names import DAMAGED, INDEX, MANIFEST, WHAT_TO_GIVE, is_archive_name, shown
+from allreduce_doctor.snapshot.names import (
+    DAMAGED,
+    INDEX,
+    MANIFEST,
+    WHAT_TO_GIVE,
+    is_archive_name,
+    sample_prefix,
+    shown,
+)
 from allreduce_doctor.snapshot.tarscan import TarDamage
 
 MAX_MEMBER_BYTES = 16 << 20
@@ -31,9 +39,12 @@ def _mib(size: int) -> str:
 
 
 # --- opening ------------------------------------------------------------------------------
-def open_bundle(path: str | os.PathLike) -> Bundle:
-    """Open a bundle directory or .tar.gz; manifest.json and index.json are read and checked."""
+def open_bundle(path: str | os.PathLike, max_bytes: int | None = None, over_hint: str = "") -> Bundle:
+    """Open a bundle directory or .tar.gz; manifest.json and index.json are read and checked.
+    `max_bytes` (MAX_TOTAL_BYTES when None) bounds what it holds; `over_hint` ends the refusal
+    of a bundle over it (what to do instead)."""
     label = str(path)
+    limit = (max_bytes if max_bytes is not None else MAX_TOTAL_BYTES, over_hint)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -41,9 +52,9 @@ def open_bundle(path: str | os.PathLike) -> Bundle:
     except OSError as err:
         raise BundleError(f"{label}: cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
     if stat.S_ISDIR(st.st_mode):
-        return DirectoryBundle(Path(path), label)
+        return DirectoryBundle(Path(path), label, limit)
     if stat.S_ISREG(st.st_mode) and (is_archive_name(path) or _looks_gzip(path, label)):
-        return ArchiveBundle(Path(path), label)
+        return ArchiveBundle(Path(path), label, limit)
     raise BundleError(f"{label}: neither a directory nor a .tar.gz archive; {WHAT_TO_GIVE}")
 
 
@@ -61,12 +72,17 @@ class Bundle:
     def __init__(self, path: Path, label: str) -> None:
         self.path = path
         self.label = label
+        self._listed: dict[str, int] | None = None  # members index.json lists; None: an older bundle
         self.manifest = schema.check_manifest(label, self.load_json(MANIFEST, required=True))
-        index = self.load_json(INDEX)
-        if index is None:  # every recording writes one: without it no failure, glob or process is known
+        raw_index = self._member(INDEX)
+        if raw_index is None:  # every recording writes one: without it no failure, glob or process is known
             raise self.fail(f"no {INDEX}; {DAMAGED}")
-        self.index = schema.check_index(label, index)
+        expected = self.manifest["index_crc32"]
+        if expected is not None and zlib.crc32(raw_index) != expected:
+            raise self.fail(f"{INDEX} does not match the checksum in {MANIFEST} (changed or cut); {DAMAGED}")
+        self.index = schema.check_index(label, self._parse_json(INDEX, raw_index))
         self._check_samples()
+        self._check_members()
 
     def _check_samples(self) -> None:
         """The first sample holds its globs: every collection globs the interfaces and ports it
@@ -77,10 +93,36 @@ class Bundle:
         if not self.index["globs"].get(first):
             raise self.fail(f"{INDEX} records no glob of the first sample (the interfaces and ports); {DAMAGED}")
 
+    def _check_members(self) -> None:
+        """Every member the index lists is there, as written (its CRC-32), and of a sample the
+        manifest lists: a bundle is complete or refused. Checked at open, all of them, so a
+        damaged member no probe of this diagnosis reads still says the copy is bad."""
+        listed = self.index["members"]
+        if listed is None:
+            return
+        samples = {sample_prefix(s["index"]) for s in self.manifest["samples"]}
+        for name, crc in listed.items():
+            prefix = "/".join(name.split("/", 2)[:2]) + "/" if name.startswith("samples/") else ""
+            if prefix not in samples:
+                raise self.fail(f"{INDEX} lists {shown(name)} of a sample {MANIFEST} does not list; {DAMAGED}")
+            data = self._member(name)
+            if data is None:
+                raise self.fail(f"member {shown(name)} listed in {INDEX} is not in the bundle; {DAMAGED}")
+            if zlib.crc32(data) != crc:
+                raise self.fail(f"member {shown(name)} does not match its checksum in {INDEX} (changed or cut); {DAMAGED}")
+        self._listed = listed
+
     def fail(self, problem: str) -> BundleError:
         return BundleError(f"{self.label}: {problem}")
 
-    def member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
+    def member(self, name: str) -> bytes | None:
+        """A member's bytes; in a bundle whose index lists its members, one it does not list is
+        not part of the recording (added later) and reads as absent."""
+        if self._listed is not None and name not in self._listed and name not in (MANIFEST, INDEX):
+            return None
+        return self._member(name)
+
+    def _member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
     def text(self, name: str) -> str | None:
@@ -93,6 +135,9 @@ class Bundle:
             if required:
                 raise self.fail(f"no {name}; this is not an allreduce-doctor bundle")
             return None
+        return self._parse_json(name, data)
+
+    def _parse_json(self, name: str, data: bytes) -> object:
         try:
             return json.loads(data.decode("utf-8", errors="replace"))
         except json.JSONDecodeError as err:
@@ -111,9 +156,15 @@ class Bundle:
         )
 
     def _refuse_total(self) -> BundleError:
-        return self.fail(
-            f"members total over the {_mib(MAX_TOTAL_BYTES)} limit for a bundle; refusing to read it"
-        )
+        max_bytes, hint = self.limit
+        return self.fail(f"members total over the {_mib(max_bytes)} limit for a bundle; refusing to read it{hint}")
+
+    def close(self) -> None:
+        """Let go of what was read (a fleet worker diagnoses the next bundle in this memory)."""
+        self._drop()
+
+    def _drop(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
 
     def _refuse_escape(self, name: str) -> BundleError:
         return self.fail(f"member {shown(name)} escapes the bundle; refusing to read it")
@@ -131,21 +182,26 @@ _MODE_KINDS = (
 class DirectoryBundle(Bundle):
     """A bundle directory, read lazily: each member checked as it is first read, then cached."""
 
-    def __init__(self, path: Path, label: str) -> None:
+    def __init__(self, path: Path, label: str, limit: tuple[int, str] = (MAX_TOTAL_BYTES, "")) -> None:
+        self.limit = limit
         self._root = os.path.realpath(path)
         self._lock = threading.Lock()
         self._cache: dict[str, bytes | None] = {}
         self._total = 0
         super().__init__(path, label)
 
-    def member(self, name: str) -> bytes | None:
+    def _drop(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def _member(self, name: str) -> bytes | None:
         with self._lock:
             if name in self._cache:
                 return self._cache[name]
             data = self._read(name)
             if data is not None:
                 self._total += len(data)
-                if self._total > MAX_TOTAL_BYTES:
+                if self._total > self.limit[0]:
                     raise self._refuse_total()
             self._cache[name] = data
             return data
@@ -202,11 +258,15 @@ _CHUNK = 1 << 20
 class ArchiveBundle(Bundle):
     """A .tar.gz bundle: inflated whole (bounded), then every regular member kept in memory."""
 
-    def __init__(self, path: Path, label: str) -> None:
+    def __init__(self, path: Path, label: str, limit: tuple[int, str] = (MAX_TOTAL_BYTES, "")) -> None:
+        self.limit = limit
         self._members = self._load(path, label)
         super().__init__(path, label)
 
-    def member(self, name: str) -> bytes | None:
+    def _drop(self) -> None:
+        self._members = {}  # the views go, and with them the inflated stream they point into
+
+    def _member(self, name: str) -> bytes | None:
         view = self._members.get(name)
         return None if view is None else view.tobytes()
 
@@ -218,6 +278,8 @@ class ArchiveBundle(Bundle):
             raise self.fail(f"cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
         try:
             with raw:
+                if os.fstat(raw.fileno()).st_size > self.limit[0] + _SLACK:  # gzip never shrinks by much
+                    raise self._refuse_total()
                 members = self._read_members(self._inflate(raw))
         except BundleError:
             raise
@@ -237,7 +299,7 @@ class ArchiveBundle(Bundle):
         1 GB for a 510 KB gzip of 500 MiB of zeros). GzipFile rather than zlib: its messages for
         a cut stream, a foreign file or junk after the stream are the ones users (and tests) see.
         """
-        limit = MAX_TOTAL_BYTES + _SLACK
+        limit = self.limit[0] + _SLACK
         buf = bytearray()
         with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             while chunk := gz.read1(_CHUNK):
@@ -260,7 +322,7 @@ class ArchiveBundle(Bundle):
             if size > MAX_MEMBER_BYTES:
                 raise self._refuse_size(name, size)
             total += size
-            if total > MAX_TOTAL_BYTES:
+            if total > self.limit[0]:
                 raise self._refuse_total()
             if name in members:
                 raise self.fail(f"member {shown(name)} appears twice; {DAMAGED}")

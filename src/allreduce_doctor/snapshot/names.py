@@ -1,11 +1,16 @@
 """Bundle format version 1: the member names, and how keys and paths become them.
 
-    manifest.json                      format, versions, host, time, fabric, samples, extra
-    index.json                         failed reads, globs, links, which, processes
+    manifest.json                      format, versions, host, time, fabric, samples, extra,
+                                       index_crc32 (CRC-32 of index.json)
+    index.json                         failed reads, globs, links, which, processes, members
+                                       (every other member's name -> CRC-32)
     files/<abs path>                   successful reads of sample 0 (exact text)
     samples/<n>/files/<abs path>       successful reads of sample n >= 1
     commands/<key>.json                CommandResult.to_dict() of sample 0
     samples/<n>/commands/<key>.json    sample n >= 1
+
+Bundles written before index_crc32 and members existed are read as they are: what their index
+cannot tell (a member deleted or changed) replays as not captured.
 """
 
 from __future__ import annotations

@@ -108,7 +108,13 @@ def check_manifest(label: str, data: object) -> dict:
         "interval": float(c.field(data, "interval", _number, "a number", 0.0)),
         "samples": [{"index": s["index"], "time": float(s["time"])} for s in samples or [{"index": 0, "time": 0}]],
         "extra": c.field(data, "extra", lambda v: isinstance(v, dict), "an object", {}),
+        # absent in bundles written before it: their index.json cannot be checked
+        "index_crc32": c.field(data, "index_crc32", _crc, "a CRC-32 (an integer)", None),
     }
+
+
+def _crc(value: object) -> bool:
+    return _int(value) and 0 <= value < 1 << 32
 
 
 def _samples_ok(value: object) -> bool:
@@ -143,7 +149,10 @@ def check_index(label: str, data: object) -> dict:
     processes = c.field(data, "processes", lambda v: v is None or isinstance(v, list), "a list or null", None)
     if processes is not None:
         processes = [check_process(label, i, p).to_dict() for i, p in enumerate(processes)]
-    return {"reads": reads, "globs": globs, "links": links, "which": which, "processes": processes}
+    # every member the recording wrote, with its CRC-32; None in bundles written before it
+    members = c.field(data, "members", lambda v: _mapping(v, _crc), "an object of member -> CRC-32", None)
+    return {"reads": reads, "globs": globs, "links": links, "which": which, "processes": processes,
+            "members": members}
 
 
 def _mapping(value: object, test) -> bool:

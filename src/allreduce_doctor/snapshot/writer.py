@@ -13,6 +13,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
@@ -59,11 +60,15 @@ def make_staging(out: Path) -> Path:
 
 
 class MemberWriter:
-    """Writes members under a root folder, opening every folder and file without following links."""
+    """Writes members under a root folder, opening every folder and file without following links.
+
+    `checksums` holds the CRC-32 of every member written, as written (redacted): index.json lists
+    them so a reader tells a member deleted, cut or changed from one never recorded."""
 
     def __init__(self, root: Path, label: str) -> None:
         self.root = root
         self.label = label
+        self.checksums: dict[str, int] = {}
 
     def write(self, name: str, data: bytes) -> bool:
         """Write one member. False when the name clashes with another member (a file where a
@@ -93,8 +98,10 @@ class MemberWriter:
                 out = os.open(parts[-1], _FILE_FLAGS, 0o644, dir_fd=fd)
             except OSError as err:
                 return self._failed(name, err)
+            written = redact_bytes(data)  # the last door before disk: no token shape passes
             with os.fdopen(out, "wb") as fh:
-                fh.write(redact_bytes(data))  # the last door before disk: no token shape passes
+                fh.write(written)
+            self.checksums[name] = zlib.crc32(written)
             return True
         except OSError as err:
             return self._failed(name, err)

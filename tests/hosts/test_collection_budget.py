@@ -1,0 +1,97 @@
+"""One output budget for the whole collection (issue 15): each command stays under its own cap,
+and all of them together under the budget; past it, outputs are not read and say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+from allreduce_doctor.hosts.budget import OutputBudget
+from allreduce_doctor.hosts.live import LiveHost
+
+MIB = 1 << 20
+ENDLESS_TOOLS = ("lspci", "ibstat", "ibv_devinfo", "dmesg", "nvidia-smi", "ethtool", "mlnx_qos")
+
+
+def test_a_call_gets_what_is_left_and_gives_back_what_it_did_not_use():
+    budget = OutputBudget(10)
+    assert budget.reserve(4) == 4 and budget.reserve(8) == 6 and budget.reserve(1) == 0
+    budget.settle(6, 2)  # used 2 of 6
+    assert budget.spent == 6
+    assert budget.reserve(8) == 4
+    budget.settle(4, 99)  # a call never spends more than it was given
+    assert budget.spent == 10 and budget.reserve(1) == 0
+
+
+def test_concurrent_calls_never_spend_more_than_the_total():
+    budget = OutputBudget(1000)
+    def spend():
+        for _ in range(200):
+            budget.settle(budget.reserve(7), 7)
+    threads = [threading.Thread(target=spend) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert budget.spent == 1000
+
+
+def test_past_the_budget_a_command_is_cut_then_not_run_and_a_file_not_read(tmp_path):
+    host = LiveHost(OutputBudget(1 * MIB))
+    first = host.run(["yes"], timeout=20, key="yes/all")
+    assert first.error == "collection over budget (1 MiB of output in all; stopped reading, killed)"
+    assert len(first.stdout) == 1 * MIB and first.rc is None
+    second = host.run(["echo", "hello"], timeout=20, key="echo/all")
+    assert (second.rc, second.stdout, second.error) == (None, "", "collection over budget (1 MiB of output in all; not run)")
+    (tmp_path / "f").write_text("1\n")
+    read = host.read(str(tmp_path / "f"))
+    assert (read.status, read.reason) == ("error", "collection over budget (1 MiB of output in all; not read)")
+
+
+def test_a_file_cut_by_the_budget_is_an_error_and_costs_nothing(tmp_path):
+    host = LiveHost(OutputBudget(100))
+    (tmp_path / "big").write_text("x" * 500)
+    (tmp_path / "small").write_text("42\n")
+    cut = host.read(str(tmp_path / "big"))
+    assert (cut.status, cut.reason) == ("error", "collection over budget (100 bytes of output in all; stopped reading)")
+    assert host.budget.spent == 0
+    assert host.read(str(tmp_path / "small")).text == "42\n" and host.budget.spent == 3
+
+
+def test_a_collection_of_endless_tools_stays_under_the_budget(tmp_path):
+    """Seven fake tools print without end: each alone stops at 8 MiB, so together they would hold
+    56 MiB (peak RSS about 230 MiB measured); under a 16 MiB budget the whole collect reads 16 MiB,
+    the later outputs say why they are missing, and peak RSS stays under 150 MiB."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for tool in ENDLESS_TOOLS:
+        (fake / tool).write_text("#!/bin/sh\nexec yes 'endless output from a broken tool'\n")
+        (fake / tool).chmod(0o755)
+    script = textwrap.dedent(f"""
+        import json, sys
+        from allreduce_doctor.collect import record
+        from allreduce_doctor.hosts.budget import OutputBudget
+        from allreduce_doctor.hosts.live import LiveHost
+        host = LiveHost(OutputBudget(16 << 20))
+        path, observations = record(host, {str(tmp_path / "b.tar.gz")!r}, 0.1)
+        # VmHWM: this process image's own peak (ru_maxrss carries the forking pytest worker's)
+        peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
+        from allreduce_doctor.collect import summarize
+        print(json.dumps({{"spent": host.budget.spent, "peak_kib": peak, "summary": summarize(path, observations),
+                          "over": sorted(o.reason for o in observations.values() if "over budget" in o.reason)}}))
+    """)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["spent"] <= 16 * MIB
+    ends = ("not run)", "not read)", "stopped reading, killed)", "stopped reading)")
+    assert any(r.endswith(": collection over budget (16 MiB of output in all; not run)") for r in got["over"])
+    assert all("collection over budget (16 MiB of output in all; " in r and r.endswith(ends) for r in got["over"])
+    over_line = next(line for line in got["summary"].splitlines() if "budget" in line)
+    assert over_line.startswith(f"{len(got['over'])} facts cut or not read: the collection's output budget was spent: ")
+    assert got["peak_kib"] < 150 * 1024, f"peak RSS {got['peak_kib'] // 1024} MiB"
