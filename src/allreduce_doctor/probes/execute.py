@@ -98,20 +98,22 @@ def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
     if not paths:
         return Outcome({}, NOT_APPLICABLE, "nothing matches", pattern)
     values: dict[str, Any] = {}
+    read = 0
     for path in paths:
         name = path.rsplit("/", 1)[-1]
         if name in spec.skip:
             continue
         res = host.read(path)
         if not res.ok:
+            values[name] = None  # listed but unreadable: unknown, never left out (out of mind is "no growth")
             continue
+        read += 1
         if (res.text or "").strip() == NO_PMA:
             values[name] = None
             continue
         out = _parse(spec.parser, res.text or "", path)
-        if out.status == OK:
-            values[name] = out.value
-    if not values:
+        values[name] = out.value if out.status == OK else None  # a garbled counter is unknown too
+    if not read:
         return Outcome({}, MISSING, "no file under the pattern could be read", pattern)
     return Outcome(values, OK, "", pattern)
 
