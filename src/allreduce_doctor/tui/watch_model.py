@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 # The raw counter facts only: roce.counters would pull the job environment and QoS probes in too.
 COUNTER_FACTS = {"rdma.counters", "rdma.hw_counters", "net.ethtool_stats"}
-PAUSE_STORM_RATE = 100_000  # frames/s, as in runbooks/roce.yaml pause_storm
+# A cue in the live table only, in frames/s: the runbooks judge pause by its share of the window
+# (roce.pause_storm / roce.pause_rx, 0.15; runbooks/README.md), which the two-sample diagnosis reads.
+PAUSE_STORM_RATE = 100_000
 HISTORY = 60  # points kept per metric (one minute at the default interval)
 NO_PORTS = "No RDMA port on this host (nothing under /sys/class/infiniband): no counters to watch."
 
