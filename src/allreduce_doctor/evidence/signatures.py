@@ -47,8 +47,43 @@ class Candidate:
 
 
 def _load(name: str):
+    """(path, the file's plain data, whether it was parsed now): from the knowledge cache when the file and the code are
+    unchanged (parsing both files with locations is a tenth of a small evidence run), else parsed."""
+    from allreduce_doctor import knowledge_cache
+
     path = data_dir("signatures") / name
-    return path, plain(parse_yaml(read_source(path, SignatureError), str(path), SignatureError))
+    cached = _cache_file(name)
+    try:
+        key = knowledge_cache.cache_key([path])
+        return path, knowledge_cache.read(key, path=cached), False
+    except (knowledge_cache.CacheMiss, OSError):
+        return path, plain(parse_yaml(read_source(path, SignatureError), str(path), SignatureError)), True
+
+
+def _cache_file(name: str) -> Path | None:
+    from allreduce_doctor import knowledge_cache
+
+    folder = knowledge_cache.cache_dir()
+    return folder / f"signatures-{name.removesuffix('.yaml')}.json" if folder is not None else None
+
+
+def _remember(path: Path, data) -> None:
+    """Cache a file's plain data once its rows are checked (a bad file is never cached: its
+    errors keep their lines)."""
+    from allreduce_doctor import knowledge_cache
+
+    try:
+        knowledge_cache.write(knowledge_cache.cache_key([path]), _unlocated(data), path=_cache_file(path.name))
+    except OSError:
+        pass
+
+
+def _unlocated(value):
+    if isinstance(value, dict):
+        return {str(k): _unlocated(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unlocated(v) for v in value]
+    return value
 
 
 def _fail(path: Path, node, message: str) -> SignatureError:
@@ -58,7 +93,7 @@ def _fail(path: Path, node, message: str) -> SignatureError:
 @lru_cache(maxsize=1)
 def signatures() -> tuple[Signature, ...]:
     """The rows of signatures.yaml, in order (the first that matches names a line)."""
-    path, data = _load("signatures.yaml")
+    path, data, parsed = _load("signatures.yaml")
     rows = (data or {}).get("signatures") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows:
         raise _fail(path, data, "expected a top-level 'signatures:' list")
@@ -77,13 +112,15 @@ def signatures() -> tuple[Signature, ...]:
             raise _fail(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
         out.append(Signature(str(row["kind"]), pattern, str(row["says"]), bool(row["blocking"]),
                              dict(source), tuple(str(e) for e in row["examples"])))
+    if parsed:
+        _remember(path, data)
     return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def candidates() -> dict[str, tuple[Candidate, ...]]:
     """kind -> its candidate causes, most likely first (candidates.yaml)."""
-    path, data = _load("candidates.yaml")
+    path, data, parsed = _load("candidates.yaml")
     table = (data or {}).get("candidates") if isinstance(data, dict) else None
     if not isinstance(table, dict):
         raise _fail(path, data, "expected a top-level 'candidates:' mapping")
@@ -101,6 +138,8 @@ def candidates() -> dict[str, tuple[Candidate, ...]]:
                 raise _fail(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
             entries.append(Candidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), symptoms))
         out[kind] = tuple(entries)
+    if parsed:
+        _remember(path, data)
     return out
 
 
