@@ -80,3 +80,14 @@ def test_the_mix_holds_info_failures_and_chatter():
 def test_the_hint_words_are_the_line_paths(word):
     """The fast path reads nccl.py's hint pattern as plain words: it must stay a list of words."""
     assert _FAIL_HINT_RE.fullmatch(word.decode())
+
+
+def test_a_per_host_message_seen_from_another_host_is_read_again(tmp_path):
+    """Found by the property above: the fast path read `Using network AWS Libfabric` once, from the
+    first host, so node-1's own `NET/IB : Using` made the job's network IB on that path only."""
+    path = tmp_path / "mix.log"
+    path.write_text("[1,15]<stdout>:bert-mpi-training-worker-1:28:567 [7] NCCL INFO Using network AWS Libfabric\n"
+                    "node-1:11:12 [0] NCCL INFO Using network AWS Libfabric\n"
+                    "node-1:11:12 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB enp41s0f1:<0>\n")
+    fast, line = _read(path, bulk=True), _read(path, bulk=False)
+    assert fast == line and line["network"] == "Libfabric"
