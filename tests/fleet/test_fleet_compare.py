@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from allreduce_doctor.fleet.compare import (
-    PAUSE_CASCADE_RATE,
     compare_settings,
     majority,
     outliers,
@@ -15,8 +14,15 @@ from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
 from allreduce_doctor.fleet.settings import dscp_ranges
 
 
-def rec(settings=None, ports=None, env=None, numbers=None, flow=None) -> dict:
-    return {"settings": settings or {}, "ports": ports or {}, "env": env, "numbers": numbers or {}, "flow": flow or {}}
+def rec(settings=None, ports=None, env=None, numbers=None, checks=None) -> dict:
+    return {"settings": settings or {}, "ports": ports or {}, "env": env, "numbers": numbers or {}, "checks": checks or {}}
+
+
+def checks(loss="no", pause_tx="no", pause_rx="no", tx_share=0.0, lossy_ports=()) -> dict:
+    """A RoCE node's runbook check outcomes, as fleet/analyze.node_result records them."""
+    return {"loss": {"outcome": loss, "ports": list(lossy_ports), "worst": {}},
+            "pause_tx": {"outcome": pause_tx, "ports": [], "worst": {"pause_tx_fraction": tx_share}},
+            "pause_rx": {"outcome": pause_rx, "ports": [], "worst": {}}}
 
 
 def test_majority_keeps_node_order_on_ties():
@@ -70,21 +76,35 @@ def test_pause_rate_outliers(values, expected):
     assert [o["node"] for o in found] == expected
 
 
-def test_pause_cascade_needs_most_nodes_and_no_loss():
+def test_pause_cascade_needs_most_nodes_pausing_by_the_runbook_and_no_loss():
     def fleet(pausing: int, lossy: str | None = None) -> dict:
-        return {f"n{i}": rec(numbers={"pause_rate": PAUSE_CASCADE_RATE if i < pausing else 10.0, "pause_tx_rate": float(i)},
-                             flow={"storm_events": 0, "lossy_ports": ["p1"] if f"n{i}" == lossy else []})
+        return {f"n{i}": rec(checks=checks(loss="yes" if f"n{i}" == lossy else "no", lossy_ports=["p1"] if f"n{i}" == lossy else [],
+                                           pause_rx="yes" if i < pausing else "no", tx_share=i / 10))
                 for i in range(4)}
     assert [p["cause"] for p in patterns(fleet(3))] == ["pfc_pause_storm"]
-    assert patterns(fleet(3))[0]["senders"] == ["n3", "n2", "n1"]
+    assert patterns(fleet(3))[0]["senders"] == ["n3", "n2", "n1"]  # the most time spent sending pause first
     assert patterns(fleet(2)) == []  # half is not most
     assert [(p["cause"], p["scope"]) for p in patterns(fleet(3, lossy="n1"))] == [("roce_packet_loss", "local")]
 
 
+def test_many_pause_frames_under_the_runbooks_share_are_no_cascade():
+    """What the runbook does not call a pause storm (<= 0.15 of the window), the fleet does not either,
+    however many frames were counted (the old rule: 10,000 frames/s on most nodes)."""
+    records = {f"n{i}": rec(numbers={"pause_rate": 250_000.0}, checks=checks(tx_share=0.05)) for i in range(4)}
+    assert patterns(records) == []
+
+
+def test_unknown_checks_are_not_pausing_and_ib_nodes_are_left_out():
+    records = {"r1": rec(checks=checks(pause_tx="unknown", pause_rx="unknown")), "r2": rec(checks=checks(pause_rx="yes")),
+               "ib1": rec(checks={"xmit_wait": {"outcome": "yes", "ports": [], "worst": {}}})}
+    assert patterns(records) == []  # one of two RoCE nodes pausing is not most
+
+
 def test_loss_on_most_nodes_is_fabric_wide():
-    records = {f"n{i}": rec(numbers={"pause_rate": 0.0}, flow={"lossy_ports": ["p0"] if i else []}) for i in range(3)}
+    records = {f"n{i}": rec(checks=checks(loss="yes" if i else "no", lossy_ports=["p0"] if i else [])) for i in range(3)}
     (found,) = patterns(records)
-    assert (found["cause"], found["scope"], found["nodes"]) == ("roce_packet_loss", "fleet", ["n1", "n2"])
+    assert (found["cause"], found["scope"], found["nodes"], found["ports"]) == (
+        "roce_packet_loss", "fleet", ["n1", "n2"], {"n1": ["p0"], "n2": ["p0"]})
 
 
 def test_dscp_ranges():

@@ -96,8 +96,9 @@ def test_a_pause_cascade_is_seen_only_across_nodes(tmp_path, capsys):
     data = json.loads(out)
     assert code == 1
     assert data["root_cause"]["id"] == "pfc_pause_storm"
-    assert data["root_cause"]["summary"] == ("PFC pause frames rise on 3 of 4 RoCE nodes and no node loses packets: "
-                                             "a pause cascade. The nodes sending the most pause frames: a1, a2, a3.")
+    assert data["root_cause"]["summary"] == ("PFC pause takes over 15% of the window on 3 of 4 RoCE nodes and no node "
+                                             "loses packets: a pause cascade. The nodes that spent the most time sending "
+                                             "pause: a1, a2, a3.")
     assert data["fleet"]["patterns"][0]["nodes"] == ["a1", "a2", "a3"]
 
 

@@ -1,5 +1,5 @@
 """validate judges each node's counters under load with the single-node runbooks' own checks
-(validate/load_checks.py), so their limits hold at the edge: a value at the limit is not over it.
+(runbook/load_checks.py), so their limits hold at the edge: a value at the limit is not over it.
 Each scenario puts every node at a runbook limit and one or two just over it; validate's old
 rules of its own (any port drop, pause frames on most nodes, CNPs sent + handled above 10k/s, an
 absolute 1M xmit_wait ticks/s) flagged every node of each."""

@@ -49,19 +49,26 @@ def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundl
             write_file(per_node_dir / f"{node}.json", json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
         except OSError as err:
             return {"node": node, "error": f"cannot write {per_node_dir / (node + '.json')}: {err.strerror or err}"}
-    return node_result(node, diagnosis, session.observations, identity.hostname, identity.kernel)
+    return node_result(node, diagnosis, session.observations, identity.hostname, identity.kernel, doctor)
 
 
-def node_result(node: str, diagnosis, observations, hostname: str | None, kernel: str | None) -> dict:
-    """What the fleet Diagnosis reads of one node: {node, verdict, root_cause, remediation, host, record}."""
+def node_result(node: str, diagnosis, observations, hostname: str | None, kernel: str | None, doctor) -> dict:
+    """What the fleet Diagnosis reads of one node: {node, verdict, root_cause, remediation, host, record}.
+    The record's `checks` are the runbooks' own loss and pause checks on this node's counters
+    (runbook/load_checks.py), which the fleet's patterns read: one rule for a node and a fleet."""
+    from allreduce_doctor.runbook.load_checks import judge_bundle
+
     cause = diagnosis.root_cause or {}
+    record = node_record(observations, kernel)
+    record["checks"] = {name: {"outcome": got["outcome"], "ports": got["ports"], "worst": got["worst"]}
+                        for name, got in judge_bundle(observations, doctor, record["settings"].get("fabric")).items()}
     return {
         "node": node,
         "verdict": diagnosis.verdict,
         "root_cause": {k: cause.get(k) for k in ("id", "title", "severity", "owner")} if cause else None,
         "remediation": [dict(r) for r in diagnosis.remediation[:2]] if cause else [],
         "host": hostname,
-        "record": node_record(observations, kernel),
+        "record": record,
     }
 
 

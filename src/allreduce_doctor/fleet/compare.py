@@ -21,7 +21,6 @@ REL_FLOOR = 0.10  # and at least 10% away from the median
 ABS_FLOOR = {"link_rate_gbps": 1.0, "pause_rate": 1000.0, "pause_tx_rate": 1000.0, "loss_rate": 0.5,
              "cnp_rate": 1000.0, "phy_error_rate": 0.5, "xmit_wait_rate": 100000.0, "ib_error_rate": 0.5}
 MIN_OUTLIER_NODES = 3  # a median of two is no reference
-PAUSE_CASCADE_RATE = 10000.0  # pause frames/s on a port: a tenth of the single-node storm threshold
 
 
 @dataclass
@@ -151,28 +150,36 @@ def _outliers(records: dict[str, dict]) -> list[dict]:
 
 
 def patterns(records: dict[str, dict]) -> list[dict]:
-    """Pause counters rising on most RoCE nodes with no loss anywhere: a pause cascade.
-    Loss on a minority of nodes: local to their ports; on most: fabric-wide."""
-    roce = {n: r for n, r in records.items() if "pause_rate" in r.get("numbers", {})}
+    """Pause on most RoCE nodes with no loss anywhere: a pause cascade. Loss on a minority of nodes:
+    local to their ports; on most: fabric-wide. Pause and loss are the node runbooks' own checks
+    (roce.pause_storm / roce.pause_rx: pause over 0.15 of the window per direction; roce.loss:
+    transport loss or drops on NCCL's priority), read from each record's `checks`, so a fleet and a
+    node never disagree on what pausing or losing means."""
+    roce = {n: r["checks"] for n, r in records.items() if "loss" in (r.get("checks") or {})}
     if not roce:
         return []
-    pausing = [n for n, r in roce.items()
-               if r["numbers"]["pause_rate"] >= PAUSE_CASCADE_RATE or r.get("flow", {}).get("storm_events")]
-    lossy = {n: r["flow"]["lossy_ports"] for n, r in roce.items() if r.get("flow", {}).get("lossy_ports")}
+
+    def said(checks: dict, name: str) -> bool:
+        return (checks.get(name) or {}).get("outcome") == "yes"
+
+    pausing = [n for n, c in roce.items() if said(c, "pause_tx") or said(c, "pause_rx")]
+    lossy = {n: c["loss"].get("ports") or [] for n, c in roce.items() if said(c, "loss")}
     found = []
     if len(roce) >= 2 and len(pausing) * 2 > len(roce) and not lossy:
-        senders = sorted(roce, key=lambda n: -roce[n]["numbers"].get("pause_tx_rate", 0))[:3]
+        def sent(n: str) -> float:  # the share of the window this node spent sending pause
+            return ((roce[n].get("pause_tx") or {}).get("worst") or {}).get("pause_tx_fraction") or 0.0
+
+        senders = sorted(roce, key=lambda n: -sent(n))[:3]
         found.append({"cause": "pfc_pause_storm", "scope": "fleet", "nodes": pausing, "senders": senders,
-                      "summary": f"PFC pause frames rise on {len(pausing)} of {len(roce)} RoCE nodes and no node "
-                                 f"loses packets: a pause cascade. The nodes sending the most pause frames: "
-                                 f"{', '.join(senders)}."})
+                      "summary": f"PFC pause takes over 15% of the window on {len(pausing)} of {len(roce)} RoCE "
+                                 f"nodes and no node loses packets: a pause cascade. The nodes that spent the most "
+                                 f"time sending pause: {', '.join(senders)}."})
     if lossy:
         fleet_wide = len(lossy) * 2 > len(roce)
-        ports = {n: ports for n, ports in lossy.items()}
         where = "most nodes: a fabric-wide lossy configuration" if fleet_wide else \
             "a few nodes only: the fault is local to their ports or their switch ports"
         found.append({"cause": "roce_packet_loss", "scope": "fleet" if fleet_wide else "local", "nodes": list(lossy),
-                      "ports": ports, "summary": f"Packets are lost on {len(lossy)} of {len(roce)} RoCE nodes, {where}."})
+                      "ports": lossy, "summary": f"Packets are lost on {len(lossy)} of {len(roce)} RoCE nodes, {where}."})
     return found
 
 

@@ -56,7 +56,7 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
         if host == UNATTRIBUTED and diagnosis.verdict == HEALTHY:
             diagnosis.verdict, diagnosis.healthy = INCONCLUSIVE, None
             diagnosis.inconclusive.append({"node": "evidence.host", "reason": NO_HOST})
-        results[host] = node_result(host, diagnosis, host_session.observations, host, None)
+        results[host] = node_result(host, diagnosis, host_session.observations, host, None, session.doctor)
         own[host] = {"host": host, **diagnosis.to_dict()}
     n = len(parts)
     data = fleet_diagnosis(results, {}, {"source": f"pasted evidence, {n} hosts", "tool_version": __version__,

@@ -5,7 +5,8 @@ A node record holds
   ports     per-port values: {key: {port or netdev: value}}
   env       the job's NCCL_* variables: {name: value} (absent when no job was found)
   numbers   node-wide figures for outliers: {metric: float}
-  flow      what the fleet patterns need: storm events and the ports that lost packets
+  checks    (added by fleet/analyze.node_result) the runbooks' own loss and pause checks on this
+            node's counters, which the fleet patterns read (runbook/load_checks.py)
 
 Only facts whose observation is ok count: a node that could not read a setting is left out of
 that setting's comparison, never counted as agreeing. Keys are listed in SETTINGS (order is the
@@ -123,12 +124,11 @@ def _rate(row: dict, *names: str) -> float | None:
     return sum(values) / interval
 
 
-def _numbers(obs: Observations, ports: list[dict]) -> tuple[dict[str, float], dict]:
+def _numbers(obs: Observations, ports: list[dict]) -> dict[str, float]:
     numbers: dict[str, float] = {}
     rates = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
     if rates:
         numbers["link_rate_gbps"] = float(min(rates))
-    flow: dict[str, Any] = {}
     roce = _rows(obs, "roce.counters")
     for metric, fields, combine in (("pause_rate", ("pause_rx", "pause_tx"), max), ("pause_tx_rate", ("pause_tx",), max),
                                     ("loss_rate", ("rdma_loss", "eth_loss"), sum), ("cnp_rate", ("cnp",), sum),
@@ -136,9 +136,6 @@ def _numbers(obs: Observations, ports: list[dict]) -> tuple[dict[str, float], di
         values = [v for r in roce if (v := _rate(r, *fields)) is not None]
         if values:
             numbers[metric] = round(float(combine(values)), 3)
-    if roce:
-        flow["storm_events"] = sum(r.get("storm_events") or 0 for r in roce)
-        flow["lossy_ports"] = sorted(str(r.get("name")) for r in roce if (r.get("rdma_loss") or 0) + (r.get("eth_loss") or 0) > 0)
     ib = [r for r in _rows(obs, "rdma.counters") if isinstance(r.get("rate"), dict)]
     # a rate that is null (saturated) or a counter missing from one sample is unknown, not 0
     waits = [r["rate"].get("port_xmit_wait") for r in ib]
@@ -147,11 +144,11 @@ def _numbers(obs: Observations, ports: list[dict]) -> tuple[dict[str, float], di
     errors = [r["rate"].get(c) for r in ib for c in IB_ERRORS if c in r["rate"] or c in (r.get("absent") or ())]
     if ib and all(isinstance(e, (int, float)) for e in errors):
         numbers["ib_error_rate"] = round(float(sum(errors)), 3)
-    return numbers, flow
+    return numbers
 
 
 def node_record(obs: Observations, kernel: str | None) -> dict:
-    """The node's settings, per-port settings, NCCL environment, numbers and flow (see above)."""
+    """The node's settings, per-port settings, NCCL environment and numbers (see above)."""
     ports = _rows(obs, "rdma.compute_ports")
     qos = _rows(obs, "net.qos")
     fabric = _value(obs, "node.fabric") or {}
@@ -178,13 +175,12 @@ def node_record(obs: Observations, kernel: str | None) -> dict:
         "firmware": _per(ports, lambda r: r.get("fw_ver")),
     }
     env = _value(obs, "nccl.env") or {}
-    numbers, flow = _numbers(obs, ports)
+    numbers = _numbers(obs, ports)
     return {
         "settings": {k: v for k, v in settings.items() if v is not None},
         "ports": {k: v for k, v in port_values.items() if v},
         "env": {k: v for k, v in (env.get("vars") or {}).items() if k.startswith("NCCL_")} if env.get("job_found") else None,
         "numbers": numbers,
-        "flow": flow,
     }
 
 

@@ -1,6 +1,8 @@
 """Each node's counters under load, judged by the single-node runbooks' own checks.
 
-validate writes no threshold of its own: a round's bundle is observed like any node's
+Used by validate (each round's bundle) and the fleet (each node's pattern: a cascade is pause on
+most nodes by roce.pause_storm / roce.pause_rx, with roce.loss on none). validate writes no
+threshold of its own: a round's bundle is observed like any node's
 (probes/derive_counters.py derives loss, pause time share per direction, CNP rates and the
 xmit_wait share of link time) and the very checks of runbooks/roce.yaml and runbooks/ib.yaml
 decide it (runbook.walk.decide), so `allreduce-doctor` on one node and `validate` across the
@@ -14,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.runbook.model import Check
-from allreduce_doctor.runbook.walk import decide
+from .model import Check
+from .walk import decide
 
 # validate's name -> (the runbook check that decides it, the row values its evidence shows)
 LOAD_CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -5,7 +5,7 @@ reports, exporters, tickets and the fleet view read it unchanged. Path steps are
 their outcome is "yes" when the problem is seen.
 
 Loss, pause time (rx and tx apart), CNPs and InfiniBand xmit_wait are decided per node and round by
-the single-node runbooks' own checks (load_checks.py): one rule for `allreduce-doctor` on a node
+the single-node runbooks' own checks (runbook/load_checks.py): one rule for `allreduce-doctor` on a node
 and for `validate`. Across the nodes, the pause victims and the transmit-pause root make the
 cascade; stragglers are the fleet's median/MAD outliers (fleet/compare.py) of each node's peak.
 """
@@ -22,7 +22,7 @@ from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
-from allreduce_doctor.validate.load_checks import combine, runbook_check
+from allreduce_doctor.runbook.load_checks import combine, runbook_check
 from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
 from allreduce_doctor.validate.plan import Plan
 

@@ -63,10 +63,10 @@ def inside(root: Path, relative: str) -> Path:
 
 def node_figures(obs, kernel: str | None, doctor) -> dict:
     """What the judge needs from one bundle: the fleet's node record (its numbers are compared
-    between nodes for stragglers), the runbooks' own counter checks (load_checks.py), NICs,
+    between nodes for stragglers), the runbooks' own counter checks (runbook/load_checks.py), NICs,
     line rate, GPUs and whether a job runs there."""
     from allreduce_doctor.fleet.settings import node_record  # lazily: diagnose asks is_record of every bundle
-    from allreduce_doctor.validate.load_checks import fact_rows, judge_bundle  # the runbooks: only when judging
+    from allreduce_doctor.runbook.load_checks import fact_rows, judge_bundle  # the runbooks: only when judging
 
     rec = node_record(obs, kernel)
     fabric = rec["settings"].get("fabric")
