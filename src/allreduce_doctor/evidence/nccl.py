@@ -328,7 +328,11 @@ class NcclLog:
         """IB, Socket, a plugin (IBext, Libfabric), 'mixed' when hosts disagree, '' when unsaid."""
         per_host = self.host_networks()
         via = {_net_family(t)[0][4:] for t in self.transports if t.startswith("NET/")}
-        rdma = {v for v, _ in per_host.values() if v != "Socket"} | {_short(v) for v in via if v != "Socket"}
+        # Every rank prints `Using network X`: a host whose line is not in the paste does not use
+        # another network because of it, so a named RDMA network outranks one only implied by
+        # `NET/... : Using` (and the answer does not depend on which host's line was read).
+        named = {_short(n) for names in self.networks.values() for n in names if _short(n) != "Socket"}
+        rdma = named or {v for v, _ in per_host.values() if v != "Socket"} | {_short(v) for v in via if v != "Socket"}
         socket_explicit = "Socket" in via or any(v == "Socket" and e for v, e in per_host.values())
         socket_any = socket_explicit or any(v == "Socket" for v, _ in per_host.values())
         if rdma and socket_explicit:

@@ -65,15 +65,6 @@ def _may_fail(key: bytes) -> bool:
     return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS)
 
 
-# Messages whose fact is per host (`Using network X`, `NET/IB : Using ...`: nccl.py keeps them by
-# host) are read at every occurrence too: the same words from another host say something new.
-_PER_HOST_KEYS = (b"NCCL INFO Using network ", b"NCCL INFO NET/")
-
-
-def _read_every_time(key: bytes) -> bool:
-    return key.startswith(_PER_HOST_KEYS) or _may_fail(key)
-
-
 class FileReport:
     """What one file held: its segments, its unplaced lines, and how it was read."""
 
@@ -232,7 +223,7 @@ class Scanner:
         # blocks have no key that is new and none that is a failure.
         keys = set(_RARE_RE.findall(buf, start, end))
         new = keys - seen - self._alert_keys
-        for key in [k for k in new if _read_every_time(k)]:
+        for key in [k for k in new if _may_fail(k)]:
             new.discard(key)
             if len(self._alert_keys) < 200_000:  # past it, a key is only classified again
                 self._alert_keys.add(key)
