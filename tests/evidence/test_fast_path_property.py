@@ -82,9 +82,10 @@ def test_the_hint_words_are_the_line_paths(word):
     assert _FAIL_HINT_RE.fullmatch(word.decode())
 
 
-def test_a_per_host_message_seen_from_another_host_is_read_again(tmp_path):
-    """Found by the property above: the fast path read `Using network AWS Libfabric` once, from the
-    first host, so node-1's own `NET/IB : Using` made the job's network IB on that path only."""
+def test_the_named_network_does_not_depend_on_which_hosts_copy_was_read(tmp_path):
+    """Found by the property above: the fast path reads `Using network AWS Libfabric` once, from the
+    first host, and node-1's own `NET/IB : Using` made the job's network IB on that path only. The
+    network ranks name outranks one only implied, whichever host's line was read."""
     path = tmp_path / "mix.log"
     path.write_text("[1,15]<stdout>:bert-mpi-training-worker-1:28:567 [7] NCCL INFO Using network AWS Libfabric\n"
                     "node-1:11:12 [0] NCCL INFO Using network AWS Libfabric\n"
