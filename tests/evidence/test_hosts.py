@@ -72,6 +72,9 @@ def test_ibstat_alone_of_two_hosts_port_down_is_found_by_the_comparison(tmp_path
     odd = {s["key"]: s["odd"] for s in data["fleet"]["settings"] if s["odd"]}
     assert odd == {"port_state": {"gpu02": {"mlx5_1/1": "DOWN"}}}
     assert [(f["cause"], f["hosts"]) for f in data["findings"]] == [("setting_mismatch", ["gpu02"])]
+    # no host decided its own checks: "every node's own diagnosis finds nothing" is not a pass
+    (nodes,) = [s for s in data["path"] if s["node"] == "fleet.nodes"]
+    assert (nodes["outcome"], nodes["means"]) == ("unknown", "every one of the 2 nodes' own diagnoses is inconclusive")
 
 
 def test_ibstat_alone_of_two_hosts_port_at_100_of_400_is_that_hosts_cause(tmp_path, capsys):

@@ -181,7 +181,12 @@ class _Builder:
             self.step("fleet.nodes", title, "unknown", "no node could be diagnosed")
             self.d.inconclusive.append({"node": "fleet.nodes", "reason": "no node gave a bundle that could be diagnosed"})
         elif not faults:
-            self.step("fleet.nodes", title, "no", f"no fault on any of the {len(self.ok)} nodes checked")
+            unsure = sum(r["verdict"] == INCONCLUSIVE for r in self.ok.values())
+            if unsure == len(self.ok):  # found nothing, but decided nothing either: not a pass
+                self.step("fleet.nodes", title, "unknown", f"every one of the {len(self.ok)} nodes' own diagnoses is inconclusive")
+            else:
+                self.step("fleet.nodes", title, "no", f"no fault on any of the {len(self.ok)} nodes checked"
+                          + (f" ({unsure} of them inconclusive)" if unsure else ""))
         else:
             self.step("fleet.nodes", title, "yes", "; ".join(f"{c} on {n} node{'s' if n > 1 else ''}" for c, n in counts.most_common()),
                       {n: c["id"] for n, c in faults.items()})
