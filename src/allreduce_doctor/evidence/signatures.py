@@ -73,17 +73,9 @@ def _remember(path: Path, data) -> None:
     from allreduce_doctor import knowledge_cache
 
     try:
-        knowledge_cache.write(knowledge_cache.cache_key([path]), _unlocated(data), path=_cache_file(path.name))
+        knowledge_cache.write(knowledge_cache.cache_key([path]), data, path=_cache_file(path.name))
     except OSError:
         pass
-
-
-def _unlocated(value):
-    if isinstance(value, dict):
-        return {str(k): _unlocated(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unlocated(v) for v in value]
-    return value
 
 
 def _fail(path: Path, node, message: str) -> SignatureError:
