@@ -61,6 +61,11 @@ class Observations:
     def __contains__(self, fact: str) -> bool:
         return fact in self.facts
 
+    def rows(self, fact: str) -> list[dict]:
+        """The records of a fan-out fact that was read ([] when it was not)."""
+        found = self.get(fact)
+        return [r for r in found.value if isinstance(r, dict)] if found.ok and isinstance(found.value, list) else []
+
     def values(self):
         return self.facts.values()
 

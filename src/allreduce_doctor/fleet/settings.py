@@ -60,11 +60,6 @@ def _value(obs: Observations, fact: str) -> Any:
     return found.value if found.ok else None
 
 
-def _rows(obs: Observations, fact: str) -> list[dict]:
-    value = _value(obs, fact)
-    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
-
-
 def _per(rows: list[dict], pick, name: str = "name") -> dict[str, Any]:
     out = {}
     for row in rows:
@@ -109,7 +104,7 @@ def _acs(rows: list[dict]) -> list[str] | None:
 
 def _gid_indexes(obs: Observations, roce_ports: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = {port: None for port in roce_ports}
-    for gid in _rows(obs, "rdma.gids"):
+    for gid in obs.rows("rdma.gids"):
         port, index = gid.get("port"), gid.get("index")
         if port in roce_ports and gid.get("version") == 2 and gid.get("kind") == "ipv4" and isinstance(index, int):
             out[port] = index if out[port] is None else min(out[port], index)
@@ -129,14 +124,14 @@ def _numbers(obs: Observations, ports: list[dict]) -> dict[str, float]:
     rates = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
     if rates:
         numbers["link_rate_gbps"] = float(min(rates))
-    roce = _rows(obs, "roce.counters")
+    roce = obs.rows("roce.counters")
     for metric, fields, combine in (("pause_rate", ("pause_rx", "pause_tx"), max), ("pause_tx_rate", ("pause_tx",), max),
                                     ("loss_rate", ("rdma_loss", "eth_loss"), sum), ("cnp_rate", ("cnp",), sum),
                                     ("phy_error_rate", ("phy_errors",), sum)):
         values = [v for r in roce if (v := _rate(r, *fields)) is not None]
         if values:
             numbers[metric] = round(float(combine(values)), 3)
-    ib = [r for r in _rows(obs, "rdma.counters") if isinstance(r.get("rate"), dict)]
+    ib = [r for r in obs.rows("rdma.counters") if isinstance(r.get("rate"), dict)]
     # a rate that is null (saturated) or a counter missing from one sample is unknown, not 0
     waits = [r["rate"].get("port_xmit_wait") for r in ib]
     if ib and all(isinstance(w, (int, float)) for w in waits):
@@ -149,14 +144,14 @@ def _numbers(obs: Observations, ports: list[dict]) -> dict[str, float]:
 
 def node_record(obs: Observations, kernel: str | None) -> dict:
     """The node's settings, per-port settings, NCCL environment and numbers (see above)."""
-    ports = _rows(obs, "rdma.compute_ports")
-    qos = _rows(obs, "net.qos")
+    ports = obs.rows("rdma.compute_ports")
+    qos = obs.rows("net.qos")
     fabric = _value(obs, "node.fabric") or {}
     settings = {
         "fabric": fabric.get("fabric"),
         "kernel": kernel or None,
         "iommu": _iommu(_value(obs, "kernel.cmdline")),
-        "acs_redirect": _acs(_rows(obs, "pci.lspci")),
+        "acs_redirect": _acs(obs.rows("pci.lspci")),
         "peermem": _value(obs, "gpu.peermem"),
     }
     roce_ports = {str(p["name"]) for p in ports if p.get("link_layer") == "Ethernet" and p.get("name")}
@@ -164,14 +159,14 @@ def node_record(obs: Observations, kernel: str | None) -> dict:
         "pfc_priorities": _per(qos, lambda r: r.get("pfc_enabled")),
         "trust": _per(qos, lambda r: r.get("trust")),
         "dscp_map": _per(qos, lambda r: dscp_ranges(r["dscp2prio"]) if isinstance(r.get("dscp2prio"), dict) else None),
-        "ecn_np_priorities": _per(_rows(obs, "net.ecn_np"), _enabled),
-        "ecn_rp_priorities": _per(_rows(obs, "net.ecn_rp"), _enabled),
-        "netdev_mtu": _per(_rows(obs, "net.ifaces"), lambda r: r.get("mtu")),
+        "ecn_np_priorities": _per(obs.rows("net.ecn_np"), _enabled),
+        "ecn_rp_priorities": _per(obs.rows("net.ecn_rp"), _enabled),
+        "netdev_mtu": _per(obs.rows("net.ifaces"), lambda r: r.get("mtu")),
         "active_mtu": _per(ports, lambda r: r.get("active_mtu")),
         "link_rate": _per(ports, lambda r: r.get("rate_gbps")),
         "port_state": _per(ports, lambda r: (r.get("state") or {}).get("name")),
         "roce_v2_ipv4_gid_index": _gid_indexes(obs, roce_ports),
-        "nic_pcie": _per(_rows(obs, "pci.nics"), _pcie),
+        "nic_pcie": _per(obs.rows("pci.nics"), _pcie),
         "firmware": _per(ports, lambda r: r.get("fw_ver")),
     }
     env = _value(obs, "nccl.env") or {}

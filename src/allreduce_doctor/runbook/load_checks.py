@@ -50,16 +50,11 @@ def judge_bundle(obs, doctor, fabric: str | None) -> dict[str, dict]:
         node = runbook_check(doctor, name)
         decision = decide(node, obs, {})
         witnesses = decision.step.value if isinstance(decision.step.value, list) else []
-        rows = [r for fact in sorted(node.condition.facts) for r in fact_rows(obs, fact)]
+        rows = [r for fact in sorted(node.condition.facts) for r in obs.rows(fact)]
         out[name] = {"outcome": decision.step.outcome,
                      "ports": [str(w.get("name")) for w in witnesses if isinstance(w, dict)] if decision.step.outcome == "yes" else [],
                      "worst": _worst(rows, shown), "reason": decision.reason}
     return out
-
-
-def fact_rows(obs, fact: str) -> list[dict]:
-    found = obs.get(fact)
-    return [r for r in found.value if isinstance(r, dict)] if found.ok and isinstance(found.value, list) else []
 
 
 def _worst(rows: list[dict], shown: tuple[str, ...]) -> dict[str, Any]:

@@ -66,11 +66,11 @@ def node_figures(obs, kernel: str | None, doctor) -> dict:
     between nodes for stragglers), the runbooks' own counter checks (runbook/load_checks.py), NICs,
     line rate, GPUs and whether a job runs there."""
     from allreduce_doctor.fleet.settings import node_record  # lazily: diagnose asks is_record of every bundle
-    from allreduce_doctor.runbook.load_checks import fact_rows, judge_bundle  # the runbooks: only when judging
+    from allreduce_doctor.runbook.load_checks import judge_bundle  # the runbooks: only when judging
 
     rec = node_record(obs, kernel)
     fabric = rec["settings"].get("fabric")
-    ports = [p for p in fact_rows(obs, "rdma.compute_ports") if (p.get("state") or {}).get("name") == "ACTIVE"]
+    ports = [p for p in obs.rows("rdma.compute_ports") if (p.get("state") or {}).get("name") == "ACTIVE"]
     rates = Counter(p["rate_gbps"] for p in ports if isinstance(p.get("rate_gbps"), (int, float)))
     gpus = obs.get("pci.gpus")
     env = obs.get("nccl.env")
