@@ -328,7 +328,8 @@ class NcclLog:
         """IB, Socket, a plugin (IBext, Libfabric), 'mixed' when hosts disagree, '' when unsaid."""
         per_host = self.host_networks()
         via = {_net_family(t)[0][4:] for t in self.transports if t.startswith("NET/")}
-        # Every rank prints `Using network X`: a host whose line is not in the paste does not use
+        # Every rank prints `Using network X` at init (NVIDIA/nccl src/init.cc, after ncclNetInit: INFO(NCCL_INIT,
+        # "Using network %s")): a host whose line is not in the paste does not use
         # another network because of it, so a named RDMA network outranks one only implied by
         # `NET/... : Using` (and the answer does not depend on which host's line was read).
         named = {_short(n) for names in self.networks.values() for n in names if _short(n) != "Socket"}
