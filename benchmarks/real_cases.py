@@ -1,12 +1,16 @@
 """Score `diagnose --evidence` on the field corpus: top-1 and top-3 per half, per cause family.
 
-    python benchmarks/real_cases.py [--half dev|held_out|both] [--misses] [--json]
+    python benchmarks/real_cases.py [--half dev|held_out|both] [--batch N] [--misses] [--json]
 
 The corpus is tests/evidence/cases/index.yaml (real reports, each with the cause its thread
 established, split once into dev and held_out by a fixed rule). Each paste goes through the same
 library path as `diagnose --evidence FILE` (Doctor, EmptyHost, Session). Top-1 is the root cause
 (or the healthy end); top-3 are the first three distinct causes of the ordered findings. A paste
 that is refused (no signal) counts as a miss and is listed. Tune on dev only.
+
+A case's `batch` (1 when absent) says when it was gathered. Once a half has been scored, its
+cases have been seen; a later batch's held-out cases are a fresh held-out set, so each half's
+figures are also printed per batch.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ def diagnose_case(doctor, case: dict) -> dict:
     return {"top": ranked, "refused": None, "verdict": data.get("verdict")}
 
 
+def batch_of(case: dict) -> int:
+    return int(case.get("batch", 1))
+
+
 def score(cases: list[dict], results: dict[str, dict], section_of) -> dict:
     by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     total = [0, 0, 0]
@@ -73,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=("dev", "held_out", "both"), default="both")
+    parser.add_argument("--batch", type=int, help="only the cases gathered in this batch")
     parser.add_argument("--misses", action="store_true", help="list each top-1 miss with what came out")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -85,13 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     def section_of(cause: str) -> str:
         return causes[cause].section if cause in causes else "(not in the catalogue)"
 
-    corpus = load_corpus()
+    corpus = [c for c in load_corpus() if args.batch is None or batch_of(c) == args.batch]
     halves = ("dev", "held_out") if args.half == "both" else (args.half,)
     report = {}
     for half in halves:
         cases = [c for c in corpus if c["half"] == half]
         results = {c["id"]: diagnose_case(doctor, c) for c in cases}
         report[half] = score(cases, results, section_of)
+        report[half]["batches"] = {
+            batch: score([c for c in cases if batch_of(c) == batch], results, section_of)["total"]
+            for batch in sorted({batch_of(c) for c in cases})}
         report[half]["misses"] = [
             {"id": c["id"], "cause": c["cause"], "got": results[c["id"]]["top"][:3],
              "refused": results[c["id"]]["refused"]}
@@ -102,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     for half in halves:
         n, t1, t3 = report[half]["total"]
         print(f"{half}: {n} cases  top-1 {_pct(t1, n)}  top-3 {_pct(t3, n)}")
+        batches = report[half]["batches"]
+        for batch, (bn, b1, b3) in batches.items() if len(batches) > 1 else ():
+            print(f"  batch {batch:<22} top-1 {_pct(b1, bn):<12} top-3 {_pct(b3, bn)}")
         for family, (fn, f1, f3) in report[half]["families"].items():
             print(f"  {family:<28} top-1 {_pct(f1, fn):<12} top-3 {_pct(f3, fn)}")
         if args.misses:
