@@ -69,3 +69,21 @@ def test_text_output_lists_the_candidates(tmp_path):
     out = cli("diagnose", "--evidence", str(path)).stdout.decode()
     assert "Candidates (most likely first):\n  1. wrong_gid_index (medium confidence): " in out
     assert "       next:    paste `show_gids` of both hosts and the job's NCCL_IB_GID_INDEX\n" in out
+
+
+# An intra-node all_reduce_perf that listed its GPUs and never printed a result (no error).
+HUNG_INTRA = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 "
+              "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+              "#  Rank  0 Group  0 Pid  21284 on      node1 device  0 [0x2f] NVIDIA A100-PCIE-40GB\n"
+              "#  Rank  1 Group  0 Pid  21284 on      node1 device  1 [0x03] NVIDIA A100-PCIE-40GB\n#\n")
+
+
+def test_a_hung_intra_node_test_names_the_iommu_before_acs_until_the_command_line_is_shown(tmp_path):
+    # CUDA does not support IOMMU-enabled bare-metal PCIe P2P on any topology; ACS only redirects
+    # behind a PCIe switch (runbooks/nccl_log.yaml hang_iommu).
+    _, open_ = _diagnose(tmp_path, HUNG_INTRA)
+    assert [f["cause"] for f in open_["findings"]][:2] == ["iommu_enabled", "pcie_acs_enabled"]
+    _, passthrough = _diagnose(tmp_path, HUNG_INTRA + "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro iommu=pt quiet\n")
+    assert passthrough["root_cause"]["id"] == "pcie_acs_enabled"
+    _, translating = _diagnose(tmp_path, HUNG_INTRA + "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")
+    assert translating["root_cause"]["id"] == "iommu_enabled"
