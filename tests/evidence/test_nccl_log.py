@@ -168,3 +168,10 @@ def test_an_unclassified_warning_is_kept_as_an_example(tmp_path):
     assert nccl["errors"] == {}
     assert nccl["other_warnings"]["count"] == 1
     assert nccl["other_warnings"]["examples"][0]["text"] == "something odd happened"
+
+
+def test_vllm_naming_the_nccl_it_loaded_is_a_version_line(tmp_path):
+    # vllm/distributed/device_communicators/pynccl.py logs ncclGetVersion() of the library it loaded.
+    f = facts(tmp_path, "(RayWorkerWrapper pid=593, ip=10.5.6.103) INFO 07-20 17:27:20 pynccl.py:63] "
+                        "vLLM is using nccl==2.21.5\n")
+    assert f["log.nccl"]["version"] == "2.21.5"
