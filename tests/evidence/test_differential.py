@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.evidence.differential import COLLECT
-from tests.evidence.helpers import cli
+from tests.evidence.helpers import cli, facts
 
 P = "gpu-node-1:4242:4301 [0] "
 RETRY = (f"{P}NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
@@ -87,3 +87,14 @@ def test_a_hung_intra_node_test_names_the_iommu_before_acs_until_the_command_lin
     assert passthrough["root_cause"]["id"] == "pcie_acs_enabled"
     _, translating = _diagnose(tmp_path, HUNG_INTRA + "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")
     assert translating["root_cause"]["id"] == "iommu_enabled"
+
+
+def test_rccl_warning_that_the_command_line_lacks_iommu_pt_names_the_iommu(tmp_path):
+    # ROCm/rccl src/init.cc warns when /proc/cmdline has no iommu=pt; ROCm install FAQ Issue #5.
+    warn = ('node1:402:402 [0] /src/out/build/rccl/hipify/src/init.cc:179 NCCL WARN Missing "iommu=pt" from kernel '
+            "command line which can lead to system instablity or hang!\n")
+    _, d = _diagnose(tmp_path, warn)
+    assert d["root_cause"]["id"] == "iommu_enabled" and d["findings"][0]["confidence"] == "medium"
+    assert d["findings"][0]["next_step"] == ("paste `cat /proc/cmdline` and whether the job hangs with the GPUs at "
+                                             "100% (ROCm install FAQ Issue #5)")
+    assert list(facts(tmp_path, warn)["log.nccl"]["errors"]) == ["iommu_not_passthrough"]  # a setting, not a DMA fault
