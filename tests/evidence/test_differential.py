@@ -98,3 +98,14 @@ def test_rccl_warning_that_the_command_line_lacks_iommu_pt_names_the_iommu(tmp_p
     assert d["findings"][0]["next_step"] == ("paste `cat /proc/cmdline` and whether the job hangs with the GPUs at "
                                              "100% (ROCm install FAQ Issue #5)")
     assert list(facts(tmp_path, warn)["log.nccl"]["errors"]) == ["iommu_not_passthrough"]  # a setting, not a DMA fault
+
+
+def test_a_registration_out_of_memory_names_the_buffers_then_the_memlock_limit(tmp_path):
+    # ENOMEM from ibv_reg_*mr: NCCL registers every channel's buffers (NCCL_BUFFSIZE), and the kernel
+    # refuses pinning beyond RLIMIT_MEMLOCK (ib_umem_get). NCCL got as far as registering, so it had
+    # opened the devices: that check speaks against the container-devices cause.
+    _, d = _diagnose(tmp_path, f"{P}misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error "
+                               "Cannot allocate memory\n")
+    assert [f["cause"] for f in d["findings"]] == ["nccl_tuning_override", "container_missing_ib_devices"]
+    assert d["findings"][1]["next_step"].startswith("paste `ulimit -l` inside the container")
+    assert d["findings"][1]["contradicting"] == [f"{tmp_path}/paste.txt:1: NCCL could open the RDMA devices -> no"]
