@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.evidence.differential import COLLECT
-from tests.evidence.helpers import cli
+from tests.evidence.helpers import cli, facts
 
 P = "gpu-node-1:4242:4301 [0] "
 RETRY = (f"{P}NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
@@ -69,3 +69,43 @@ def test_text_output_lists_the_candidates(tmp_path):
     out = cli("diagnose", "--evidence", str(path)).stdout.decode()
     assert "Candidates (most likely first):\n  1. wrong_gid_index (medium confidence): " in out
     assert "       next:    paste `show_gids` of both hosts and the job's NCCL_IB_GID_INDEX\n" in out
+
+
+# An intra-node all_reduce_perf that listed its GPUs and never printed a result (no error).
+HUNG_INTRA = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 "
+              "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+              "#  Rank  0 Group  0 Pid  21284 on      node1 device  0 [0x2f] NVIDIA A100-PCIE-40GB\n"
+              "#  Rank  1 Group  0 Pid  21284 on      node1 device  1 [0x03] NVIDIA A100-PCIE-40GB\n#\n")
+
+
+def test_a_hung_intra_node_test_names_the_iommu_before_acs_until_the_command_line_is_shown(tmp_path):
+    # CUDA does not support IOMMU-enabled bare-metal PCIe P2P on any topology; ACS only redirects
+    # behind a PCIe switch (runbooks/nccl_log.yaml hang_iommu).
+    _, open_ = _diagnose(tmp_path, HUNG_INTRA)
+    assert [f["cause"] for f in open_["findings"]][:2] == ["iommu_enabled", "pcie_acs_enabled"]
+    _, passthrough = _diagnose(tmp_path, HUNG_INTRA + "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro iommu=pt quiet\n")
+    assert passthrough["root_cause"]["id"] == "pcie_acs_enabled"
+    _, translating = _diagnose(tmp_path, HUNG_INTRA + "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")
+    assert translating["root_cause"]["id"] == "iommu_enabled"
+
+
+def test_rccl_warning_that_the_command_line_lacks_iommu_pt_names_the_iommu(tmp_path):
+    # ROCm/rccl src/init.cc warns when /proc/cmdline has no iommu=pt; ROCm install FAQ Issue #5.
+    warn = ('node1:402:402 [0] /src/out/build/rccl/hipify/src/init.cc:179 NCCL WARN Missing "iommu=pt" from kernel '
+            "command line which can lead to system instablity or hang!\n")
+    _, d = _diagnose(tmp_path, warn)
+    assert d["root_cause"]["id"] == "iommu_enabled" and d["findings"][0]["confidence"] == "medium"
+    assert d["findings"][0]["next_step"] == ("paste `cat /proc/cmdline` and whether the job hangs with the GPUs at "
+                                             "100% (ROCm install FAQ Issue #5)")
+    assert list(facts(tmp_path, warn)["log.nccl"]["errors"]) == ["iommu_not_passthrough"]  # a setting, not a DMA fault
+
+
+def test_a_registration_out_of_memory_names_the_buffers_then_the_memlock_limit(tmp_path):
+    # ENOMEM from ibv_reg_*mr: NCCL registers every channel's buffers (NCCL_BUFFSIZE), and the kernel
+    # refuses pinning beyond RLIMIT_MEMLOCK (ib_umem_get). NCCL got as far as registering, so it had
+    # opened the devices: that check speaks against the container-devices cause.
+    _, d = _diagnose(tmp_path, f"{P}misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error "
+                               "Cannot allocate memory\n")
+    assert [f["cause"] for f in d["findings"]] == ["nccl_tuning_override", "container_missing_ib_devices"]
+    assert d["findings"][1]["next_step"].startswith("paste `ulimit -l` inside the container")
+    assert d["findings"][1]["contradicting"] == [f"{tmp_path}/paste.txt:1: NCCL could open the RDMA devices -> no"]

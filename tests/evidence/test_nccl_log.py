@@ -168,3 +168,12 @@ def test_an_unclassified_warning_is_kept_as_an_example(tmp_path):
     assert nccl["errors"] == {}
     assert nccl["other_warnings"]["count"] == 1
     assert nccl["other_warnings"]["examples"][0]["text"] == "something odd happened"
+
+
+@pytest.mark.parametrize("line,version", [
+    ("(RayWorkerWrapper pid=593, ip=10.5.6.103) INFO 07-20 17:27:20 pynccl.py:63] vLLM is using nccl==2.21.5", "2.21.5"),
+    ("[2025-09-01 05:58:19 TP0] sglang is using nccl==2.27.3", "2.27.3"),
+])
+def test_vllm_or_sglang_naming_the_nccl_it_loaded_is_a_version_line(tmp_path, line, version):
+    # vLLM's and SGLang's pynccl.py log ncclGetVersion() of the library they loaded.
+    assert facts(tmp_path, line + "\n")["log.nccl"]["version"] == version

@@ -286,7 +286,7 @@ class Scanner:
         stripped = text.strip()
         if not stripped or tools.NEUTRAL_RE.match(text):
             return
-        if ("NCCL" in text or "libibverbs:" in text) and self.nccl.feed(text, where):
+        if ("NCCL" in text or "libibverbs:" in text or "nccl==" in text) and self.nccl.feed(text, where):
             self._close()
             report.mark("nccl_log", lineno)
             return

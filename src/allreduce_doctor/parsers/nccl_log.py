@@ -13,7 +13,10 @@ import re
 
 MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
 SRC_RE = re.compile(r"[\w./+-]+\.(?:cc|c|h|cu|cpp|cxx|hpp):\d+")
-VERSION_RE = re.compile(r"NCCL version:?\s*v?(\d+)\.(\d+)\.(\d+)([^\s)]*)")
+# NCCL's own `NCCL version 2.21.5+cuda12.4` (init.cc), or vLLM's / SGLang's `vLLM is using nccl==2.21.5`
+# (vllm/distributed/device_communicators/pynccl.py and sglang python/sglang/srt/distributed/device_communicators/
+# pynccl.py log ncclGetVersion() of the library they loaded).
+VERSION_RE = re.compile(r"(?:NCCL version:?\s*v?|\bis using nccl==)(\d+)\.(\d+)\.(\d+)([^\s)]*)")
 CONN_RE = re.compile(r"^(?:Channel|Ring) \d+(?:/\d+)? ?: ?(\d+)(?:\[\w+\])? -> (\d+)(?:\[\w+\])?.*? via (.+?)\s*$")
 LIST_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? ?:(?:\s+\d+)+\s*$")
 NETWORK_RE = re.compile(r"^Using network (.+?)\s*$")
