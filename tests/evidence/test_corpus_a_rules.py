@@ -1,0 +1,59 @@
+"""Rules added for the field corpus (issue 12, corpus A), each from a primary source: NCCL's
+ncclInternalError as nccl-tests and PyTorch print it, and an Istio sidecar in the pod. Through
+the CLI (diagnose --evidence FILE --format json), as an engineer pastes them."""
+
+from __future__ import annotations
+
+import json
+
+from allreduce_doctor.evidence import signatures
+from tests.evidence.helpers import cli
+
+P = "gpu-node-1:4242:4301 [0] "
+BOOTSTRAP = (f"{P}NCCL INFO Bootstrap : Using eth0:10.0.130.10<0>\n"
+             f"{P}NCCL INFO NCCL version 2.23.4+cuda12.2\n")
+
+
+def _diagnose(tmp_path, text: str, *extra: str):
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    proc = cli("diagnose", "--evidence", str(path), "--format", "json", *extra)
+    return proc.returncode, json.loads(proc.stdout), path
+
+
+def test_a_lone_internal_error_is_read_and_ranks_what_returns_it(tmp_path):
+    # NCCL 2.12-2.23 bootstrap.cc returns ncclInternalError for `no socket interface found` and for a
+    # truncated bootstrap message; nccl-tests prints only the result string.
+    line = "node-2: Test NCCL failure common.cu:1017 'internal error - please report this issue to the NCCL developers / '"
+    rc, d, path = _diagnose(tmp_path, line + "\n")
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["healthy"] is None
+    assert [(f["cause"], f["confidence"]) for f in d["findings"]] == \
+        [("wrong_socket_ifname", "low"), ("nccl_version_mismatch", "low")]
+    assert d["findings"][0]["supporting"] == [f"{path}:1: {line}"]
+    assert d["findings"][1]["next_step"] == "paste the `NCCL version` line of every host"
+
+
+def test_the_short_wording_of_older_nccl_is_the_same_kind(tmp_path):
+    line = "ip-0AB85F07: Test NCCL failure common.cu:775 'internal error'"  # ncclGetErrorString up to 2.17
+    assert signatures.match(line).kind == "internal_error"
+    _, d, _ = _diagnose(tmp_path, line + "\n")
+    assert [f["cause"] for f in d["findings"]] == ["wrong_socket_ifname", "nccl_version_mismatch"]
+
+
+def test_a_word_internal_error_in_prose_is_no_signal():
+    assert signatures.match("we hit an internal error in our scheduler") is None
+
+
+def test_an_istio_sidecar_beside_a_hung_init_points_at_the_mesh(tmp_path):
+    text = "the pods themselves have istio-proxy envoy\n" + BOOTSTRAP
+    rc, d, path = _diagnose(tmp_path, text, "--symptom", "hang")
+    assert rc == 3 and d["root_cause"]["id"] == "socket_blocked"
+    first = d["findings"][0]
+    assert first["confidence"] == "low"
+    assert first["supporting"] == [f"{path}:1: the pods themselves have istio-proxy envoy"]
+    assert "sidecar.istio.io/inject" in first["next_step"]
+
+
+def test_the_same_bootstrap_lines_without_the_sidecar_name_no_cause(tmp_path):
+    rc, d, _ = _diagnose(tmp_path, BOOTSTRAP, "--symptom", "hang")
+    assert rc == 3 and d["root_cause"] is None and d["findings"] == []
