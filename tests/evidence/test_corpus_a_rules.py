@@ -57,3 +57,48 @@ def test_an_istio_sidecar_beside_a_hung_init_points_at_the_mesh(tmp_path):
 def test_the_same_bootstrap_lines_without_the_sidecar_name_no_cause(tmp_path):
     rc, d, _ = _diagnose(tmp_path, BOOTSTRAP, "--symptom", "hang")
     assert rc == 3 and d["root_cause"] is None and d["findings"] == []
+
+
+def _conn(host: str, via: str, direction: str = "send") -> str:
+    return f"{host}:22612:22693 [0] NCCL INFO Channel 00/0 : 0[7000] -> 8[7000] [{direction}] via {via}\n"
+
+
+def _gdr_step(d: dict) -> dict:
+    return next(p for p in d["path"] if p["node"] == "nccl_log.gdr")
+
+
+def test_a_host_whose_net_connections_never_use_gdrdma_has_gpudirect_rdma_off(tmp_path):
+    # NCCL's GDR support check is node-wide (net_ib ncclIbGdrSupport): one node without the peer
+    # memory module prints no /GDRDMA while its peers do (NVIDIA/nccl#897, NVIDIA/nccl-tests#152).
+    text = (_conn("gpu32", "NET/IB/1/GDRDMA") + _conn("gpu32", "NET/IB/1/GDRDMA/Shared")
+            + _conn("gpu37", "NET/IB/0", "receive") + _conn("gpu37", "NET/IB/5/Shared", "receive"))
+    rc, d, _ = _diagnose(tmp_path, text)
+    assert d["root_cause"]["id"] == "gdr_disabled"
+    step = _gdr_step(d)
+    assert step["outcome"] == "yes" and step["value"]["log.job.gdr.hosts_without"] == ["gpu37"]
+
+
+def test_connections_without_gdrdma_on_every_host_are_topology_not_a_host(tmp_path):
+    # Each host has GDR on its near NIC and not on a far one (distance > NCCL_NET_GDR_LEVEL).
+    text = (_conn("gpu32", "NET/IB/1/GDRDMA") + _conn("gpu32", "NET/IB/5")
+            + _conn("gpu37", "NET/IB/1/GDRDMA", "receive") + _conn("gpu37", "NET/IB/5", "receive"))
+    _, d, _ = _diagnose(tmp_path, text)
+    step = _gdr_step(d)
+    assert step["outcome"] == "no" and step["value"]["log.job.gdr.hosts_without"] == []
+    assert "gdr_disabled" not in [f["cause"] for f in d["findings"]]
+
+
+def test_mixed_gdrdma_on_lines_that_name_no_host_stays_open(tmp_path):
+    text = ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n"
+            "9[1a000] -> 2[6b000] [receive] via NET/IB/1\n")
+    _, d, _ = _diagnose(tmp_path, text)
+    step = _gdr_step(d)
+    assert step["outcome"] == "unknown" and step["value"]["log.job.gdr.hosts_without"] is None
+    assert [(f["cause"], f["confidence"]) for f in d["findings"]] == [("gdr_disabled", "low")]
+
+
+def test_a_qp_without_a_net_device_names_the_gid_index_among_its_causes(tmp_path):
+    # Linux core/cache.c rdma_read_gid_l2_fields: ENODEV for a source GID entry with no netdev.
+    _, d, _ = _diagnose(tmp_path, f"{P}misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error No such device\n")
+    assert [f["cause"] for f in d["findings"]] == ["container_network_isolation", "wrong_gid_index", "wrong_ib_hca"]
+    assert d["findings"][1]["next_step"] == "paste `show_gids` inside each pod or container and the job's NCCL_IB_GID_INDEX"

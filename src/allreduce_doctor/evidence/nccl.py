@@ -72,6 +72,10 @@ class NcclLog:
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
         self.gdr = Counter()  # 'enabled' / 'disabled' messages
         self.transports = Counter()  # 'NET/IB/0/GDRDMA' -> connections
+        # host -> {True, False}: whether its NET connection lines carry /GDRDMA; complete only when
+        # every NET line named its host (the bulk path and bare quoted lines do not).
+        self.host_gdr: dict[str, set] = {}
+        self.net_unattributed = False
         self.channels = Counter()  # coll channels per rank line
         self.ring_channels = 0
         self.nranks = 0
@@ -281,7 +285,14 @@ class NcclLog:
         self.where.key(f"net_using:{net.split()[0]}", where)
 
     def connection(self, via: str, host: str | None = None, count: int = 1) -> None:
-        self.transports[via.strip()] += count
+        via = via.strip()
+        self.transports[via] += count
+        family, gdr = _net_family(via)
+        if family.startswith("NET/") and family != "NET/Socket":
+            if host is None or (host not in self.host_gdr and len(self.host_gdr) >= MAX_HOSTS):
+                self.net_unattributed = True
+            else:
+                self.host_gdr.setdefault(host, set()).add(gdr)
 
     def _failure(self, level: str, src: str, msg: str, host: str | None, where: str) -> None:
         kind = nccl_errors.classify(f"{src} {msg}")
