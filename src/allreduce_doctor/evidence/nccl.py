@@ -69,6 +69,7 @@ class NcclLog:
         self.bootstrap: dict[str, list] = {}
         self.oob: dict[str, list] = {}
         self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
+        self.net_plugins: set[str] = set()  # 'internal' / 'external': what some process's NET plugin search ended in
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
         self.gdr = Counter()  # 'enabled' / 'disabled' messages
         self.transports = Counter()  # 'NET/IB/0/GDRDMA' -> connections
@@ -210,7 +211,18 @@ class NcclLog:
                 self.plugin = "loaded"
             elif "no plugin" in low or "could not find" in low:
                 self.plugin = self.plugin or "none"
+            # Only the search's last word says which plugin the process runs (NCCL 2.21 prints `No plugin
+            # found (name)` for every name it tries): net.cc `using internal implementation` (2.4-2.12),
+            # `Using internal network plugin` (2.19-2.23), plugin_open.cc `Could not find:` (2.27+, printed
+            # only when no library opened); `Loaded net plugin` (2.19+).
+            if "using internal" in low or "could not find:" in low:
+                self.net_plugins.add("internal")
+            elif "loaded net plugin" in low:
+                self.net_plugins.add("external")
             self.where.key("plugin", where)
+            return
+        if msg.startswith("Plugin Path :"):  # nccl-rdma-sharp-plugins p2p_plugin.c, from the loaded plugin's init
+            self.net_plugins.add("external")
             return
         m = ENV_RE.match(msg)
         if m:
@@ -337,6 +349,8 @@ class NcclLog:
 
     def network(self) -> str:
         """IB, Socket, a plugin (IBext, Libfabric), 'mixed' when hosts disagree, '' when unsaid."""
+        if len(self.net_plugins) > 1:  # some ranks run the external net plugin (IBext), others NCCL's own (IB)
+            return "mixed"
         per_host = self.host_networks()
         via = {_net_family(t)[0][4:] for t in self.transports if t.startswith("NET/")}
         # Every rank prints `Using network X` at init (NVIDIA/nccl src/init.cc, after ncclNetInit: INFO(NCCL_INIT,
