@@ -29,13 +29,13 @@ MAX_CANDIDATES = 3
 _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
-GENERIC = {"remote_error", "system_error", "cuda_failure", "completion_flush", "completion_error", "ofi_error",
-           "out_of_memory"}
+GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
+           "ofi_error", "out_of_memory"}
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
-# What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line is a
-# low candidate; beside a rank hung in init the runbook decides it).
-CONTEXT = HANG_FRAMES | {"cuda_interposer"}
+# What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
+# Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it).
+CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar"}
 # Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
 SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
         "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",

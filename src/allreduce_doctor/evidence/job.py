@@ -121,7 +121,20 @@ def gdr(nccl: NcclLog, env: dict) -> dict:
     elif nccl.gdr.get("disabled") or level in ("0", "LOC") or env.get("NCCL_IB_CUDA_SUPPORT") == "0" or nets:
         state = "off"
     return {"state": state, "net_transports": sorted(nets)[:16], "enabled_msgs": nccl.gdr.get("enabled", 0),
-            "disabled_msgs": nccl.gdr.get("disabled", 0), "gdr_level": env.get("NCCL_NET_GDR_LEVEL")}
+            "disabled_msgs": nccl.gdr.get("disabled", 0), "gdr_level": env.get("NCCL_NET_GDR_LEVEL"),
+            "hosts_without": _hosts_without_gdr(nccl) if state == "partial" else []}
+
+
+def _hosts_without_gdr(nccl: NcclLog) -> list[str] | None:
+    """Hosts none of whose NET connections use GPUDirect RDMA while another host's do; None when
+    some NET line named no host. NCCL decides GDR per process from a node-wide check (net_ib
+    ncclIbGdrSupport: nv_peer_mem / nvidia-peermem / DMA-BUF): a node failing it prints no
+    /GDRDMA at all (NVIDIA/nccl#897, NVIDIA/nccl-tests#152: the module missing on one node)."""
+    if nccl.net_unattributed:
+        return None
+    if not any(True in seen for seen in nccl.host_gdr.values()):
+        return []
+    return sorted(h for h, seen in nccl.host_gdr.items() if seen == {False})[:8]
 
 
 def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:

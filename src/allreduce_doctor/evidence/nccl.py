@@ -69,9 +69,14 @@ class NcclLog:
         self.bootstrap: dict[str, list] = {}
         self.oob: dict[str, list] = {}
         self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
+        self.net_plugins: set[str] = set()  # 'internal' / 'external': what some process's NET plugin search ended in
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
         self.gdr = Counter()  # 'enabled' / 'disabled' messages
         self.transports = Counter()  # 'NET/IB/0/GDRDMA' -> connections
+        # host -> {True, False}: whether its NET connection lines carry /GDRDMA; complete only when
+        # every NET line named its host (the bulk path and bare quoted lines do not).
+        self.host_gdr: dict[str, set] = {}
+        self.net_unattributed = False
         self.channels = Counter()  # coll channels per rank line
         self.ring_channels = 0
         self.nranks = 0
@@ -206,7 +211,18 @@ class NcclLog:
                 self.plugin = "loaded"
             elif "no plugin" in low or "could not find" in low:
                 self.plugin = self.plugin or "none"
+            # Only the search's last word says which plugin the process runs (NCCL 2.21 prints `No plugin
+            # found (name)` for every name it tries): net.cc `using internal implementation` (2.4-2.12),
+            # `Using internal network plugin` (2.19-2.23), plugin_open.cc `Could not find:` (2.27+, printed
+            # only when no library opened); `Loaded net plugin` (2.19+).
+            if "using internal" in low or "could not find:" in low:
+                self.net_plugins.add("internal")
+            elif "loaded net plugin" in low:
+                self.net_plugins.add("external")
             self.where.key("plugin", where)
+            return
+        if msg.startswith("Plugin Path :"):  # nccl-rdma-sharp-plugins p2p_plugin.c, from the loaded plugin's init
+            self.net_plugins.add("external")
             return
         m = ENV_RE.match(msg)
         if m:
@@ -281,7 +297,14 @@ class NcclLog:
         self.where.key(f"net_using:{net.split()[0]}", where)
 
     def connection(self, via: str, host: str | None = None, count: int = 1) -> None:
-        self.transports[via.strip()] += count
+        via = via.strip()
+        self.transports[via] += count
+        family, gdr = _net_family(via)
+        if family.startswith("NET/") and family != "NET/Socket":
+            if host is None or (host not in self.host_gdr and len(self.host_gdr) >= MAX_HOSTS):
+                self.net_unattributed = True
+            else:
+                self.host_gdr.setdefault(host, set()).add(gdr)
 
     def _failure(self, level: str, src: str, msg: str, host: str | None, where: str) -> None:
         kind = nccl_errors.classify(f"{src} {msg}")
@@ -326,6 +349,8 @@ class NcclLog:
 
     def network(self) -> str:
         """IB, Socket, a plugin (IBext, Libfabric), 'mixed' when hosts disagree, '' when unsaid."""
+        if len(self.net_plugins) > 1:  # some ranks run the external net plugin (IBext), others NCCL's own (IB)
+            return "mixed"
         per_host = self.host_networks()
         via = {_net_family(t)[0][4:] for t in self.transports if t.startswith("NET/")}
         # Every rank prints `Using network X` at init (NVIDIA/nccl src/init.cc, after ncclNetInit: INFO(NCCL_INIT,
