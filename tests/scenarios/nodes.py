@@ -118,6 +118,8 @@ class Node:
     iommu_type: str | None = "identity"  # /sys/bus/pci/devices/BDF/iommu_group/type (None: no IOMMU group)
     nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
     slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
+    peer_growth: dict = field(default_factory=dict)  # port index -> {counter: delta} at the switch port (perfquery)
+    root: bool = True  # the tool runs as root (False: umad is closed, smpquery/perfquery fail)
     root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
     # brief roce (issue 13: MF-10, C-2, C-3)
     eth_extra: dict = field(default_factory=dict)  # ethtool -S counters present in both samples (PCIe stall ...)
