@@ -270,7 +270,7 @@ def _chain(filename: str, node, spec: ProbeSpec, value) -> list[ChainStep]:
             raise _err(filename, value, f"{where} needs a 'command' (an argv list)")
         for key in snode:
             if key not in STEP_KEYS:
-                raise _err(filename, snode, f"unknown key '{key}' in {where}{_suggest(key, STEP_KEYS)}", key)
+                raise _err(filename, snode, f"{where}: unknown key '{key}'{_suggest(key, STEP_KEYS)}", key)
         argv = _argv(filename, snode, spec.id, snode["command"], "command")
         later = {v for a in argv for v in _TEMPLATE_VAR.findall(a)} & (_taken_names(value[number - 1:]) - taken)
         if later:
