@@ -263,6 +263,7 @@ SCENARIOS: dict[str, N.Node] = {
     "ib-peer-tx-errors": N.Node("ib", peer_growth={4: {"symbol_error": 212, "port_rcv_errors": 9}}),
     "ib-peer-clean": N.Node("ib"),
     "ib-peer-nonroot": N.Node("ib", root=False),
+    "dmesg-pcie-aer-nvme": N.Node("ib", dmesg=N.DMESG_AER_NVME),
 }
 
 
