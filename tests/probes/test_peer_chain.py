@@ -155,3 +155,11 @@ def test_a_switch_port_read_once_is_unknown_not_healthy():
         "rdma.peer_counters": Observation("rdma.peer_counters", None, MISSING, reason="the second counter sample could not be read"),
         "ib.counters": ib_port()})
     assert (derived.status, derived.reason) == ("missing", "the switch side was not read: the second counter sample could not be read")
+
+
+def test_probes_list_shows_each_command_of_the_chain_with_its_timeout(capsys):
+    from allreduce_doctor.commands import cmd_probes
+
+    assert cmd_probes(None) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("rdma_peer_counters ")]
+    assert [row[1:5] for row in rows] == [["chain", "10s", "root", "smpquery"]] * 2 + [["chain", "10s", "root", "perfquery"]]
