@@ -109,7 +109,7 @@ def cmd_probes(args) -> int:
     for spec in catalogue.probes.values():
         if spec.kind in ("derive", "evidence"):
             continue
-        timeout = f"{spec.timeout:g}s" if spec.kind == "command" else "-"
+        timeout = f"{spec.timeout:g}s" if spec.kind in ("command", "chain") else "-"
         each = f" (each {spec.foreach})" if spec.foreach else ""
         for target in spec.touches():
             rows.append((spec.id, spec.kind, timeout, "root" if spec.root else "", target + each))

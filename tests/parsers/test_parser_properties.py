@@ -54,6 +54,7 @@ FIXTURE_PARSERS = {
     "sysfs-infiniband-link_downed-all-devices.txt": None,
     "syslog-ib-link-flapping.txt": "dmesg_lines",
     "ibstat-ports-line.txt": "ibstat",
+    "perfquery-x-extended-zero.txt": "perfquery",
     "proc-cmdline-no-iommu-arch.txt": "proc_cmdline",
     # outside samples read by test_outside_samples.py: a failure message, a sysfs value, a listing
     "ethtool-S-node_exporter-error.txt": None,
@@ -74,7 +75,7 @@ def test_registry_names():
             "key_value", "netdev_speed", "ibstat", "ibstatus", "ibv_devinfo", "show_gids",
             "ibdev2netdev", "ethtool_stats", "ethtool_link", "mlnx_qos", "dcb_pfc", "dcb_app",
             "lspci_vvv", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_fabric",
-            "proc_cmdline", "dmesg_lines",
+            "proc_cmdline", "dmesg_lines", "mad_fields", "perfquery",
         ]
     )
     modules = {fn.__module__.rsplit(".", 1)[-1] for fn in registry().values()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.observations import Observation, Observations
-from allreduce_doctor.probes import derive_counters, rates
+from allreduce_doctor.probes import derive_counters, derive_peer, rates
 from allreduce_doctor.runbook.walk import decide
 
 # One NDR port moving ~23% of line rate in a one-second window, nothing wrong.
@@ -43,6 +43,25 @@ def ib_port(first: dict | None = None, second: dict | None = None, gbps: float =
         "rdma.counters": Observation("rdma.counters", [record("mlx5_0/1", "counters", first, second)])})
 
 
+# The switch port at the other end (perfquery PortCounters): old errors in its history, nothing moving.
+PEER_FIRST = {"symbol_error": 3, "link_error_recovery": 0, "link_downed": 1, "port_rcv_errors": 0,
+              "local_link_integrity_errors": 0, "port_xmit_discards": 0, "port_xmit_wait": 1_838_211}
+PEER_VIA = {"peer_port": 21, "peer_type": "Switch", "peer_guid": "0xfc6a1c0300e10004", "peer_lid": 16}
+
+
+def peer_port(first: dict | None = None, second: dict | None = None, own: Observation | None = None) -> Observation:
+    """ib.peer_counters of one port whose switch side read `first` then `second`; `own`: this
+    host's ib.counters (by default a loaded window)."""
+    first = PEER_FIRST if first is None else first
+    second = dict(first) if second is None else second
+    rec = record("mlx5_0/1", "counters", {**first, "via": PEER_VIA}, {**second, "via": PEER_VIA})
+    port = {"name": "mlx5_0/1", "link_layer": "InfiniBand", "state": {"name": "ACTIVE"}, "rate_gbps": 400}
+    return derive_peer.ib_peer_errors({
+        "rdma.compute_ports": Observation("rdma.compute_ports", [port]),
+        "rdma.peer_counters": Observation("rdma.peer_counters", [rec]),
+        "ib.counters": ib_port() if own is None else own})
+
+
 def roce_port(eth: tuple[dict, dict] | None = None, hw: tuple[dict, dict] | None = None,
               priority: int | None = 3, pfc_on_priority: bool | None = True) -> Observation:
     eth = eth or (ETH_FIRST, grown(ETH_FIRST, ETH_GROWTH))
@@ -64,7 +83,8 @@ def _decision(node: str, derived: Observation):
     if not _RUNBOOKS:
         _RUNBOOKS.append(Doctor.load().runbooks)
     facts = Observations()
-    derived.fact = "ib.counters" if node.startswith("ib.") else "roce.counters"
+    derived.fact = ("ib.peer_counters" if node == "ib.peer_errors" else "ib.counters" if node.startswith("ib.")
+                    else "roce.counters")
     facts.add(derived)
     return decide(_RUNBOOKS[0].node(node), facts, {})
 

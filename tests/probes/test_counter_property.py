@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from allreduce_doctor.domain import IB_LINK_ERRORS, ROCE_TRANSPORT_LOSS
 from allreduce_doctor.probes.rates import IB_SATURATING_BITS
-from tests.probes.counter_inputs import (ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, IB_FIRST, IB_GROWTH, grown,
-                                         ib_port, outcome, roce_port)
+from tests.probes.counter_inputs import (ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, IB_FIRST, IB_GROWTH, PEER_FIRST,
+                                         grown, ib_port, outcome, peer_port, roce_port)
 
 IB_READS = {"ib.link_errors": IB_LINK_ERRORS, "ib.discards": ("port_xmit_discards", "port_xmit_packets"),
             "ib.xmit_wait": ("port_xmit_wait",)}
@@ -78,3 +78,17 @@ def test_the_unspoiled_inputs_pass():
     """The property above is not vacuous: the same inputs, unspoiled, give 'no' on every check."""
     assert {c: outcome(c, ib_port()) for c in IB_READS} == dict.fromkeys(IB_READS, "no")
     assert {c: outcome(c, roce_port()) for c in ROCE_READS} == dict.fromkeys(ROCE_READS, "no")
+
+
+@settings(max_examples=200, deadline=None)
+@given(pick=st.integers(0, 10), how=st.sampled_from(SPOILERS), growth=st.dictionaries(st.sampled_from(sorted(PEER_FIRST)), small))
+def test_the_switch_side_never_passes_on_a_spoiled_counter(pick, how, growth):
+    """The peer's link errors: spoiled like this host's, or this host's side of the link idle."""
+    name = IB_LINK_ERRORS[pick % len(IB_LINK_ERRORS)]
+    second = grown(PEER_FIRST, growth)
+    if how == "idle":
+        own = ib_port(IB_FIRST, dict(IB_FIRST))  # nothing moved on this host's side of the link
+        assert outcome("ib.peer_errors", peer_port(PEER_FIRST, second, own)) in ("yes", "unknown")
+        return
+    first, second = spoil(PEER_FIRST, second, name, how, ())
+    assert outcome("ib.peer_errors", peer_port(first, second)) in ("yes", "unknown")

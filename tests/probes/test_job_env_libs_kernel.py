@@ -145,7 +145,9 @@ def test_application_xids_are_left_out():
 
 
 def test_only_uncorrectable_aer_is_counted_as_an_error():
-    events = kernel_events({"kernel.dmesg": ok(rows(N.DMESG_AER_CORRECTED + N.DMESG_AER_UNCORRECTED))}).value
+    nic = ok([{"bdf": "0000:1a:00.0", "kind": "nic"}])  # the device the lines name is on NCCL's path
+    events = kernel_events({"kernel.dmesg": ok(rows(N.DMESG_AER_CORRECTED + N.DMESG_AER_UNCORRECTED)),
+                            "pci.lspci": nic}).value
     assert (events["aer_uncorrected"], events["aer_corrected"]) == (2, 2)
 
 

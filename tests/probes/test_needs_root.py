@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+import zlib
 from pathlib import Path
 
 from allreduce_doctor.cli import main
@@ -64,8 +65,9 @@ def test_another_users_job_is_partial_not_healthy(tmp_path, capsys):
     manifest, index = (json.loads((root / n).read_text()) for n in ("manifest.json", "index.json"))
     manifest["host"].update(euid=1001, is_root=False)
     index["processes"] = []  # what a user who does not own the job sees
-    (root / "manifest.json").write_text(json.dumps(manifest))
     (root / "index.json").write_text(json.dumps(index))
+    manifest["index_crc32"] = zlib.crc32((root / "index.json").read_bytes())  # edited on purpose, not damaged
+    (root / "manifest.json").write_text(json.dumps(manifest))
     assert main(["diagnose", "--snapshot", str(root)]) == 3
     lines = capsys.readouterr().out.splitlines()
     assert lines[2:4] == ["INCONCLUSIVE",

@@ -44,6 +44,10 @@ def fake_host(node: N.Node) -> FakeHost:
         commands[("nvidia-smi", "nvlink", "-s")] = T.nvlink_status(node.gpus, node.nvlink_inactive)
         commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state, node.fabric_status)
     later = {}
+    if node.fabric == "ib":
+        tools |= {"smpquery", "perfquery"}
+        commands.update(T.peer_commands(node, later=False))
+        later.update(T.peer_commands(node, later=True))
     if node.fabric == "roce":
         tools.add("mlnx_qos" if node.driver == "mlx5" else "dcb")
         for i in range(node.ports):
@@ -65,7 +69,7 @@ def fake_host(node: N.Node) -> FakeHost:
                          nccl_lib=node.nccl_lib, rdma_libs=N.job_rdma_libs(node), uid=1000)] if node.job else []
     host = FakeHost(files=files, files_later=changed, links=links, tools=tools, commands=commands,
                     commands_later=later, processes=procs,
-                    identity=HostIdentity(node.hostname, node.kernel, 0, True))
+                    identity=HostIdentity(node.hostname, node.kernel, 0 if node.root else 1000, node.root))
     for path in set(files) - set(files_later):  # a counter gone from the second sample
         del host.samples[1][path]
     return host
@@ -255,6 +259,11 @@ SCENARIOS: dict[str, N.Node] = {
     "dmesg-pcie-aer-uncorrected": N.Node("ib", dmesg=N.DMESG_AER_UNCORRECTED),
     "dmesg-pcie-aer-corrected": N.Node("ib", dmesg=N.DMESG_AER_CORRECTED),
     "dmesg-peermem-errors": N.Node("ib", dmesg=N.DMESG_PEERMEM),
+    # brief peer (issue 13, review MF-8): the switch side of each IB link
+    "ib-peer-tx-errors": N.Node("ib", peer_growth={4: {"symbol_error": 212, "port_rcv_errors": 9}}),
+    "ib-peer-clean": N.Node("ib"),
+    "ib-peer-nonroot": N.Node("ib", root=False),
+    "dmesg-pcie-aer-nvme": N.Node("ib", dmesg=N.DMESG_AER_NVME),
 }
 
 

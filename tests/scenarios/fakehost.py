@@ -69,8 +69,9 @@ class FakeHost(SampleClock):
         found = self.commands[self._sample].get(tuple(argv))
         if found is None:
             return CommandResult(list(argv), None, error="not found")
-        rc, out = found if isinstance(found, tuple) else (0, found)
-        return CommandResult(list(argv), rc, stdout=out, stderr="" if rc == 0 else "failed", duration=0.01)
+        rc, out, *err = found if isinstance(found, tuple) else (0, found)  # (rc, stdout[, stderr])
+        stderr = err[0] if err else ("" if rc == 0 else "failed")
+        return CommandResult(list(argv), rc, stdout=out, stderr=stderr, duration=0.01)
 
     def processes(self) -> list[ProcessInfo]:
         return list(self._processes)

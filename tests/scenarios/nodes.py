@@ -118,6 +118,8 @@ class Node:
     iommu_type: str | None = "identity"  # /sys/bus/pci/devices/BDF/iommu_group/type (None: no IOMMU group)
     nic_gts: int = 32  # the NICs' current PCIe speed (ConnectX-7: Gen5, 32 GT/s)
     slot_gts: int = 32  # the LnkCap speed of the switch port above each NIC
+    peer_growth: dict = field(default_factory=dict)  # port index -> {counter: delta} at the switch port (perfquery)
+    root: bool = True  # the tool runs as root (False: umad is closed, smpquery/perfquery fail)
     root_port_acs: bool = False  # a root port with ACS redirect on (the kernel's default under an IOMMU)
     # brief roce (issue 13: MF-10, C-2, C-3)
     eth_extra: dict = field(default_factory=dict)  # ethtool -S counters present in both samples (PCIe stall ...)
@@ -149,6 +151,10 @@ DMESG_AER_UNCORRECTED = ("[ 4410.771320] pcieport 0000:00:01.0: AER: Uncorrected
 DMESG_AER_CORRECTED = ("[ 1201.118840] pcieport 0000:00:01.0: AER: Corrected error received: 0000:1a:00.0\n"
                        "[ 1201.118851] mlx5_core 0000:1a:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
                        "(Receiver ID)\n")
+# An NVMe drive (not on NCCL's path) behind its own root port (brief peer: AER judged on the path only)
+DMESG_AER_NVME = ("[ 5120.402118] pcieport 0000:c0:01.1: AER: Uncorrected (Non-Fatal) error received: 0000:c1:00.0\n"
+                  "[ 5120.402131] nvme 0000:c1:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
+                  "type=Transaction Layer, (Requester ID)\n")
 DMESG_PEERMEM = "[ 2279.966360] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing\n"
 JOB_PID = 4242
 JOB_ROOT = f"/proc/{JOB_PID}/root"

@@ -274,3 +274,73 @@ def topo_with_storage(node: "N.Node") -> str:
 
     return _topo(node.gpus, node.ports, path, lambda g: ("0-55,112-167", "0") if g < 4 else ("56-111,168-223", "1"),
                  {n: N.device(node, n) for n in range(node.ports)})
+
+
+# The switch side of an IB port (brief peer, review MF-8), as infiniband-diags prints it: libibmad
+# _mad_dump_field() pads each `Name:` with dots to 32 columns (libibmad/fields.c); headers from
+# smpquery.c node_info()/port_info() and perfquery.c dump_perfcounters(). One Quantum-2 leaf
+# switch per rail; port i of the host is cabled to the leaf's port 17 + i.
+PEER_LID = 12
+# The switch port's own history (absolute values that do not move): not a fault.
+PEER_COUNTERS = {"SymbolErrorCounter": 3, "LinkErrorRecoveryCounter": 0, "LinkDownedCounter": 1,
+                 "PortRcvErrors": 0, "PortRcvRemotePhysicalErrors": 0, "PortRcvSwitchRelayErrors": 0,
+                 "PortXmitDiscards": 0, "PortXmitConstraintErrors": 0, "PortRcvConstraintErrors": 0,
+                 "CounterSelect2": "0x00", "LocalLinkIntegrityErrors": 0, "ExcessiveBufferOverrunErrors": 0,
+                 "VL15Dropped": 0, "PortXmitData": 4294967295, "PortRcvData": 4294967295,
+                 "PortXmitPkts": 4294967295, "PortRcvPkts": 4294967295, "PortXmitWait": 1838211}
+_PERFQUERY_NAMES = {"symbol_error": "SymbolErrorCounter", "link_error_recovery": "LinkErrorRecoveryCounter",
+                    "link_downed": "LinkDownedCounter", "port_rcv_errors": "PortRcvErrors"}
+
+
+def _mad(lines: dict) -> str:
+    return "".join(f"{name}:{'.' * (32 - len(name))}{value}\n" for name, value in lines.items())
+
+
+def peer_port(i: int) -> int:
+    return 17 + i
+
+
+def smp_nodeinfo(i: int) -> str:
+    guid = f"0xfc6a1c0300e1{i:04x}"
+    return f"# Node info: DR path slid 0; dlid 0; 0,1\n" + _mad({
+        "BaseVers": 1, "ClassVers": 1, "NodeType": "Switch", "NumPorts": 65, "SystemGuid": guid, "Guid": guid,
+        "PortGuid": guid, "PartCap": 32, "DevId": "0xd2f2", "Revision": "0x000000a1", "LocalPort": peer_port(i),
+        "VendorId": "0x0002c9"})
+
+
+def smp_portinfo(i: int, lid: int = PEER_LID) -> str:
+    return "# Port info: DR path slid 0; dlid 0; 0,1 port 0\n" + _mad({
+        "Mkey": "<not displayed>", "GidPrefix": "0xfe80000000000000", "Lid": lid + i, "SMLid": 1,
+        "CapMask": "0x42500848", "DiagCode": "0x0000", "MkeyLeasePeriod": 0, "LocalPort": peer_port(i),
+        "LinkWidthEnabled": "1X or 4X", "LinkWidthSupported": "1X or 4X", "LinkWidthActive": "4X",
+        "LinkSpeedSupported": "2.5 Gbps or 5.0 Gbps or 10.0 Gbps", "LinkState": "Active",
+        "PhysLinkState": "LinkUp", "LMC": 0})
+
+
+def perfquery(node: "N.Node", i: int, later: bool) -> str:
+    counters = dict(PEER_COUNTERS)
+    if later and node.traffic:
+        counters["PortXmitWait"] += 38_000
+    for name, delta in (node.peer_growth.get(i, {}) if later else {}).items():
+        counters[_PERFQUERY_NAMES[name]] += delta
+    return f"# Port counters: Lid {PEER_LID + i} port {peer_port(i)} (CapMask: 0x5A00)\n" + _mad(
+        {"PortSelect": peer_port(i), "CounterSelect": "0x0000", **counters})
+
+
+def peer_commands(node: "N.Node", later: bool) -> dict:
+    """smpquery and perfquery of every active IB port's peer; as non-root each fails as libibmad
+    does when /dev/infiniband/umad* cannot be opened (rpc.c, ibdiag_common.c ibexit())."""
+    commands = {}
+    for i in range(node.ports):
+        if node.state.get(i, ("4: ACTIVE",))[0] != "4: ACTIVE":
+            continue
+        dev = N.device(node, i)
+        local = ("-C", dev, "-P", "1")
+        answers = {("smpquery", *local, "-D", "nodeinfo", "0,1"): smp_nodeinfo(i),
+                   ("smpquery", *local, "-D", "portinfo", "0,1"): smp_portinfo(i),
+                   ("perfquery", *local, str(PEER_LID + i), str(peer_port(i))): perfquery(node, i, later)}
+        for argv, text in answers.items():
+            commands[argv] = text if node.root else (
+                255, f"{argv[0]}: iberror: failed: Failed to open '{dev}' port '1'\n",
+                f"ibwarn: [48213] mad_rpc_open_port2: can't open UMAD port ({dev}:1)\n")
+    return commands

@@ -63,10 +63,11 @@ REFUSED = [
 ]
 # these bundles (tests/fixtures, written before index.json listed its members) lose paths their
 # globs listed: refused on the first such read. The member list of newer bundles: test_complete.py
+# (the InfiniBand scenarios were recorded again, with member checksums, when the switch side of
+# each link came to be read: roce-healthy is the older bundle these tests need)
+OLDER = ["roce-healthy"]
 LOST_GLOBBED = [  # (gut, scenario, the first path the replay misses)
-    (no_files, "ib-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
     (no_files, "roce-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
-    (no_second_sample, "ib-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
     (no_second_sample, "roce-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request"),
 ]
 UNKNOWN = [no_commands, one_sample_listed]
@@ -78,7 +79,7 @@ def diagnose(capsys, root: Path) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("scenario", ["ib-healthy", "roce-healthy"])
+@pytest.mark.parametrize("scenario", OLDER)
 @pytest.mark.parametrize(("gut", "problem"), REFUSED, ids=[g.__name__ for g, _ in REFUSED])
 def test_a_gutted_bundle_is_refused_in_one_line(tmp_path, capsys, scenario, gut, problem):
     root = unpack(tmp_path, scenario, "b")
@@ -95,7 +96,7 @@ def test_an_older_bundle_missing_what_its_globs_listed_is_refused(tmp_path, caps
     assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
 
 
-@pytest.mark.parametrize("scenario", ["ib-healthy", "roce-healthy"])
+@pytest.mark.parametrize("scenario", OLDER)
 @pytest.mark.parametrize("gut", UNKNOWN, ids=[g.__name__ for g in UNKNOWN])
 def test_a_bundle_missing_members_is_inconclusive(tmp_path, capsys, scenario, gut):
     root = unpack(tmp_path, scenario, "b")

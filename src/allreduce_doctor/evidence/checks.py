@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from allreduce_doctor.domain import is_virtual_iface
 from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.probes.derive_env import p2p_forbidden
 
 ROCE_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
 INTERNAL_NETS = ("ib", "socket")
@@ -90,7 +91,7 @@ def p2p_hang(nccl: NcclLog, run: dict | None, where: str, env: dict) -> bool:
     """An intra-node nccl-tests run that listed its GPUs and never printed a result, no error."""
     if where != "intra" or not run or (run.get("ranks") or 0) < 2 or run["rows"] or run["completed"] or run["failures"]:
         return False
-    if env.get("NCCL_P2P_DISABLE") == "1" or str(env.get("NCCL_P2P_LEVEL", "")).upper() in ("LOC", "0"):
+    if p2p_forbidden(env):
         return False
     return not any(e["blocking"] for k, e in nccl.errors.items() if k not in _NOTES)
 

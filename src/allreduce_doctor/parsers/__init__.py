@@ -29,6 +29,7 @@ PARSER_MODULES = (
     "lspci",
     "nvidia_smi",
     "kernel",
+    "mad",
 )
 _loaded = False
 

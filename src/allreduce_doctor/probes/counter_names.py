@@ -12,9 +12,12 @@ Sources (Linux kernel, torvalds/linux):
   the loss and error lists are domain.py's, written once there.
 - bnxt_re / bnxt_en: drivers/infiniband/hw/bnxt_re/hw_counters.c (bnxt_re_stat_descs) and
   drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c (BNXT_RX/TX_STATS_EXT_PFC_ENTRY,
-  bnxt_rx/tx_bytes_pri_arr, bnxt_rx_pkts_pri_arr, bnxt_port_stats_arr).
+  bnxt_rx/tx_bytes_pri_arr, bnxt_rx_pkts_pri_arr, bnxt_port_stats_arr; the link going down is
+  bnxt_port_stats_ext_arr's BNXT_RX_STATS_EXT_ENTRY(link_down_events), printed "link_down_events").
 - irdma / ice: drivers/infiniband/hw/irdma/verbs.c (irdma_hw_stat_names) and
-  drivers/net/ethernet/intel/ice/ice_ethtool.c ("rx_priority_%u_xoff.nic", ICE_PF_STAT).
+  drivers/net/ethernet/intel/ice/ice_ethtool.c ("rx_priority_%u_xoff.nic", ICE_PF_STAT; the link
+  going down is ICE_PF_STAT("link_down_events.nic"), added by "ice: add link_down_events
+  statistic": older kernels lack it, and a name a port does not show is not read as zero).
   ice counts pause frames only, no pause time: pause is unknown on ice.
 """
 
@@ -76,7 +79,7 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
         "prio_packets": ("eth:rx_packets_pri{p}",),
         "prio_bytes": ("eth:rx_bytes_pri{p}", "eth:tx_bytes_pri{p}"),
         "rdma_bytes": ("hw:rx_bytes", "hw:tx_bytes"),
-        "phy_errors": ("eth:rx_fcs_err_frames",),
+        "phy_errors": ("eth:rx_fcs_err_frames", "eth:link_down_events"),
         "pause_rx_us": ("eth:pfc_pri{p}_rx_duration_us",),
         "pause_tx_us": ("eth:pfc_pri{p}_tx_duration_us",),
         "pause_rx_frames": ("eth:rx_pfc_ena_frames_pri{p}", "eth:rx_pause_frames"),
@@ -88,7 +91,7 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "irdma": {
         "loss": ("hw:ip4InDiscards", "hw:ip6InDiscards"),
         "rdma_bytes": ("hw:ip4InOctets", "hw:ip4OutOctets", "hw:ip6InOctets", "hw:ip6OutOctets"),
-        "phy_errors": ("eth:rx_crc_errors.nic",),
+        "phy_errors": ("eth:rx_crc_errors.nic", "eth:link_down_events.nic"),
         "pause_rx_frames": ("eth:rx_priority_{p}_xoff.nic", "eth:link_xoff_rx.nic"),
         "pause_tx_frames": ("eth:tx_priority_{p}_xoff.nic", "eth:link_xoff_tx.nic"),
         "cnp_sent": ("hw:cnpSent",),

@@ -11,7 +11,7 @@ from typing import Callable
 
 from allreduce_doctor.domain import rated_gbps
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_counters, derive_host, derive_job, derive_roce
+from allreduce_doctor.probes import derive_counters, derive_host, derive_job, derive_peer, derive_roce, pci_path
 from allreduce_doctor.probes.derive_job import _prefix_filter
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -174,27 +174,16 @@ def _active_mtus(obs: Observation | None) -> dict[str, tuple]:
 _SWITCH_PORTS = ("Upstream Port", "Downstream Port")
 
 
-def _holds(bridge: dict, bdf: str) -> bool:
-    """Whether `bdf` sits in the bridge's secondary..subordinate bus range (same PCI domain)."""
-    domain, bus = bdf.rsplit(":", 2)[0], int(bdf.rsplit(":", 2)[1], 16)
-    return bridge["bdf"].rsplit(":", 2)[0] == domain and bridge["secondary_bus"] <= bus <= bridge["subordinate_bus"]
-
-
-def _below(bridge: dict, devices: list[dict]) -> list[dict]:
-    """The GPUs and NICs below the bridge."""
-    return [d for d in devices if d.get("kind") and _holds(bridge, d["bdf"])]
-
-
 def _nics_served(port: dict, below: list[dict], bridges: list[dict], devices: list[dict]) -> list[dict]:
     """The NICs whose traffic with the GPUs below the port crosses it: those below it, else those
     under the narrowest bridge above it that holds a NIC (the GPU's PIX/PXB NIC)."""
     nics = [d for d in below if d["kind"] == "nic"]
     if nics:
         return nics
-    above = sorted((b for b in bridges if b is not port and _holds(b, port["bdf"])),
+    above = sorted((b for b in bridges if b is not port and pci_path.holds(b, port["bdf"])),
                    key=lambda b: b["subordinate_bus"] - b["secondary_bus"])
     for bridge in above:
-        nics = [d for d in _below(bridge, devices) if d["kind"] == "nic"]
+        nics = [d for d in pci_path.below(bridge, devices) if d["kind"] == "nic"]
         if nics:
             return nics
     return []
@@ -225,7 +214,7 @@ def pci_acs(inputs: Inputs) -> Observation:
     bridges = [d for d in devices if d.get("secondary_bus") is not None]
     ports = []
     for port in bridges:
-        below = _below(port, devices)
+        below = pci_path.below(port, devices)
         hidden = port.get("access_denied") and port.get("port_type") is None  # its ACS is unknown, not off
         if below and (port.get("port_type") in _SWITCH_PORTS or hidden):
             ports.append(_acs_port(port, below, _nics_served(port, below, bridges, devices)))
@@ -242,4 +231,5 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
 DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priority
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)
+DERIVATIONS.update(derive_peer.DERIVATIONS)  # the switch side of each IB link
 DERIVATIONS.update(derive_host.DERIVATIONS)  # the job's RDMA userspace, the kernel log

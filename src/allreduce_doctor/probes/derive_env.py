@@ -7,6 +7,9 @@ Every rule cites NVIDIA/nccl source at the tags named:
   leading digit in the old numbering (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4+ SYS); anything else is
   ignored. GPUDirect RDMA is used only when the GPU-NIC distance is <= the level, and a NIC is at
   least PIX from a GPU (PATH_PIX is the first PCIe path type), so a level below PIX forbids it.
+- NCCL_P2P_LEVEL / NCCL_P2P_DISABLE: the same ncclGetLevel (ncclTopoCheckP2p): NCCL_P2P_DISABLE
+  read with strtol, 1 meaning LOC; the level matched with strcmp, so it is case-sensitive at every
+  tag from v2.12.12-1 to v2.30.7-1: "loc" is no level, NCCL keeps its default and P2P stays on.
 - NCCL_IB_ADAPTIVE_ROUTING: src/transport/net_ib.cc (net_ib/init.cc from v2.29) ncclIbInit,
   "Enable ADAPTIVE_ROUTING by default on IB networks": ar = 1 on InfiniBand ports, overridden by
   the variable (-2 = unset); the parameter exists from v2.16.2-1.
@@ -28,15 +31,36 @@ IB_RETRY_CNT_DEFAULT = 7
 IB_TRANSPORT_VARS = ("NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT")
 
 
+# topoPathTypeStr (src/graph/topo.cc; C2C and P2C from v2.2x, NET from v2.1x) and the old numbering
+# (paths.cc levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS).
+PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS")
+OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+
+
+def user_level(raw) -> str | None:
+    """A level variable as ncclGetLevel reads it: a path type name (strcmp: case-sensitive), else a
+    leading digit in the old numbering; None when NCCL ignores the value and keeps its default."""
+    value = str(raw)
+    if value in PATH_TYPES:
+        return value
+    number = _leading_int(value)
+    return None if number is None else OLD_LEVELS[min(number, len(OLD_LEVELS) - 1)]
+
+
 def gdr_level_forbids(env: dict) -> str | None:
     """Why NCCL_NET_GDR_LEVEL turns GPUDirect RDMA off for every GPU, or None."""
     raw = env.get("NCCL_NET_GDR_LEVEL")
-    if raw is None:
+    if raw is None or user_level(raw) not in GDR_FORBIDDING_LEVELS:
         return None
-    value = str(raw)
-    if value in GDR_FORBIDDING_LEVELS or (value[:1].isdigit() and _leading_int(value) == 0):
-        return f"NCCL_NET_GDR_LEVEL={value} is below PIX: NCCL disables GPUDirect RDMA for every GPU"
-    return None
+    return f"NCCL_NET_GDR_LEVEL={raw} is below PIX: NCCL disables GPUDirect RDMA for every GPU"
+
+
+def p2p_forbidden(env: dict) -> bool:
+    """NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL at LOC: no P2P between the GPUs of the node."""
+    if _leading_int(str(env.get("NCCL_P2P_DISABLE", "")).lstrip()) == 1:
+        return True
+    raw = env.get("NCCL_P2P_LEVEL")
+    return raw is not None and user_level(raw) == "LOC"
 
 
 def _leading_int(text: str) -> int | None:

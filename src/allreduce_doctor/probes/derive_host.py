@@ -5,10 +5,12 @@ load, and the kernel log's events (link flaps, GPU Xid errors, peermem errors, P
 from __future__ import annotations
 
 import posixpath
+import re
 
 from allreduce_doctor.domain import RDMA_LIB, verbs_provider
 from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.parsers.kernel import link_flaps, xid_codes
+from allreduce_doctor.probes import pci_path
 from allreduce_doctor.probes.derive_job import blocked_input
 
 Inputs = dict[str, Observation]
@@ -54,18 +56,42 @@ def rdma_userspace(inputs: Inputs) -> Observation:
 def kernel_events(inputs: Inputs) -> Observation:
     """What the kernel log says since boot, with the same rules as pasted kernel lines
     (parsers/kernel.py): links that went down after being up, GPU Xid codes (application Xids
-    left out), nvidia_peermem errors, uncorrectable PCIe AER errors."""
+    left out), nvidia_peermem errors, uncorrectable PCIe AER errors of the devices NCCL's traffic
+    crosses (the GPUs, the RDMA NICs, the bridges above them: pci.lspci)."""
     if (blocked := blocked_input(inputs, "kernel.dmesg")) is not None:
         return blocked
     rows = inputs["kernel.dmesg"].value or []
     kinds = {k: [r["text"] for r in rows if r.get("kind") == k] for k in ("peermem_error", "pcie_aer_uncorrected")}
+    aer, elsewhere, why = _aer_on_path(kinds["pcie_aer_uncorrected"], inputs.get("pci.lspci"))
     xids = xid_codes(rows)
     value = {"link_flaps": link_flaps(rows), "xid": xids, "peermem_errors": len(kinds["peermem_error"]),
-             "aer_uncorrected": len(kinds["pcie_aer_uncorrected"]),
+             "aer_uncorrected": None if why else len(aer), "aer_elsewhere": len(elsewhere),
              "aer_corrected": sum(r.get("kind") == "pcie_aer_corrected" for r in rows),
-             "examples": [t[:200] for t in (kinds["peermem_error"][:1] + kinds["pcie_aer_uncorrected"][:1]
+             "examples": [t[:200] for t in (kinds["peermem_error"][:1] + aer[:1] + elsewhere[:1]
                                             + [r["text"] for r in rows if r.get("kind") == "gpu_xid"][:1])]}
-    return Observation("", value, OK)
+    return Observation("", value, OK, reason=why)
+
+
+# drivers/pci/pcie/aer.c: the root port reports "AER: [Multiple ]Uncorrected (...) error received:
+# <source>", the source device's driver then prints "<bdf>: PCIe Bus Error: severity=...".
+_AER_SOURCE = re.compile(r"error received:\s*" + pci_path.BDF.pattern, re.I)
+
+
+def _aer_on_path(lines: list[str], lspci: Observation | None) -> tuple[list[str], list[str], str]:
+    """(the uncorrectable AER lines of a GPU, an RDMA NIC or a bridge above one, the lines of other
+    devices (an NVMe drive, a storage HBA: shown, not judged), why it cannot be told)."""
+    if not lines:
+        return [], [], ""
+    if lspci is None or lspci.status != OK or not isinstance(lspci.value, list):
+        return lines, [], ("uncorrectable AER errors were logged, but whether their devices carry NCCL's traffic "
+                           "is unknown: lspci -vvv was not read")
+    path = pci_path.on_path(lspci.value)
+    on, off = [], []
+    for line in lines:
+        source = _AER_SOURCE.search(line)
+        named = [source.group(1)] if source else pci_path.BDF.findall(line)
+        (on if not named or any(b.lower() in path for b in named) else off).append(line)
+    return on, off, ""
 
 
 DERIVATIONS = {"rdma_userspace": rdma_userspace, "kernel_events": kernel_events}

@@ -9,6 +9,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, Host
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.parsers import parse
+from allreduce_doctor.probes.chain import run_chain
 from allreduce_doctor.probes.enumerate import Enumerator, fill
 from allreduce_doctor.probes.permission import NEEDS_ROOT, PERMISSION_WORDS
 from allreduce_doctor.probes.spec import ProbeSpec
@@ -59,6 +60,8 @@ def run_instance(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
             return _run_glob(spec, host, item)
         if spec.kind == "command":
             return _run_command(spec, host, item, deadline)
+        if spec.kind == "chain":
+            return run_chain(spec, host, item, deadline, _run_command)
         if spec.kind == "exists":
             paths = [fill(p, item) for p in spec.paths]
             present = [p for p in paths if host.glob(p)]

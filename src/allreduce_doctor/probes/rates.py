@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from allreduce_doctor.probes.chain import VIA
+
 # Saturating IB PortCounters widths (COUNTERS.md section 0, rule 2).
 IB_SATURATING_BITS = {
     "symbol_error": 16,
@@ -61,8 +63,9 @@ def compare(group: str, first: dict, second: dict, seconds: float) -> dict:
     deltas: dict[str, int | None] = {}
     rates: dict[str, float | None] = {}
     saturated = []
+    # What a chained probe took on its way (probes/chain.py) rides beside the counters: not a counter.
     absent = sorted(n for n in set(first) | set(second)
-                    if not (_counter(first.get(n)) and _counter(second.get(n))))
+                    if n != VIA and not (_counter(first.get(n)) and _counter(second.get(n))))
     for name, after in second.items():
         before = first.get(name)
         if not _counter(after) or not _counter(before):

@@ -221,6 +221,8 @@ class _ProbeRun:
 
 
 def _counter_group(spec: ProbeSpec) -> str:
+    if spec.counter_group:
+        return spec.counter_group
     if spec.kind == "glob":
         return spec.pattern.rstrip("/*").rsplit("/", 1)[-1]
     return "ethtool"

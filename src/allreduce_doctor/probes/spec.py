@@ -16,10 +16,15 @@ from allreduce_doctor.errors import ProbeSpecError
 from allreduce_doctor.suggest import closest, hint
 from allreduce_doctor.yamlsrc import Located, parse_yaml, plain, read_source
 
-KINDS = ("file", "files", "glob", "command", "exists", "builtin", "derive", "evidence")
+KINDS = ("file", "files", "glob", "command", "chain", "exists", "builtin", "derive", "evidence")
 PROBE_KEYS = frozenset(
-    {"id", "title", "provides", "foreach", "parser", "timeout", "requires", "root", "sampled", "skip", "from", *KINDS}
+    {"id", "title", "provides", "foreach", "parser", "timeout", "requires", "root", "sampled", "skip", "from",
+     "counter_group", *KINDS}
 )
+STEP_KEYS = frozenset({"command", "parser", "take", "expect", "otherwise"})
+# How a sampled probe's counters change (probes/rates.py counter_mode): IB PMA PortCounters
+# saturate ("counters"), mlx5 hw_counters wrap at 32 bits, ethtool -S counters are 64-bit.
+COUNTER_GROUPS = ("counters", "hw_counters", "ethtool")
 ENUM_KEYS = frozenset({"title", "glob", "name", "read", "first", "links", "from", "match", "require", "expand",
                        "expand_match"})
 DEFAULT_TIMEOUT = 10.0
@@ -53,6 +58,17 @@ class EnumeratorSpec:
 
 
 @dataclass
+class ChainStep:
+    """One command of a chained probe: `take` binds {variable: field of its parsed dict} for the
+    later steps' argv; `expect` ({variable: regex}) ends the chain with `otherwise` as the reason."""
+
+    command: "ProbeSpec"
+    take: dict[str, str] = field(default_factory=dict)
+    expect: dict[str, str] = field(default_factory=dict)
+    otherwise: str = ""
+
+
+@dataclass
 class ProbeSpec:
     id: str
     kind: str
@@ -65,6 +81,7 @@ class ProbeSpec:
     pattern: str = ""  # glob
     skip: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)  # command
+    steps: list[ChainStep] = field(default_factory=list)  # chain
     paths: list[str] = field(default_factory=list)  # exists
     builtin: str = ""  # builtin / derive name
     inputs: list[str] = field(default_factory=list)  # derive: facts it reads
@@ -73,6 +90,7 @@ class ProbeSpec:
     requires_path: str = ""
     root: bool = False
     sampled: bool = False
+    counter_group: str = ""  # sampled: how its counters change (COUNTER_GROUPS); "" from its kind
     location: str = ""
 
     def touches(self) -> list[str]:
@@ -85,6 +103,8 @@ class ProbeSpec:
             return [self.pattern]
         if self.kind == "command":
             return [" ".join(self.argv)]
+        if self.kind == "chain":
+            return [" ".join(step.command.argv) for step in self.steps]
         if self.kind == "exists":
             return list(self.paths)
         return [f"{self.kind}:{self.builtin}"]
@@ -191,15 +211,16 @@ def _load_probe(filename: str, node, parsers: set[str], builtins: set[str], deri
     elif kind == "glob":
         spec.pattern = str(value)
         spec.parser = spec.parser or "text"
-    elif kind == "command":
-        if not isinstance(value, list) or not value or not all(isinstance(a, (str, int)) for a in value):
-            raise _err(filename, node, f"probe '{pid}': 'command' must be an argv list of strings, never a shell string", kind)
-        spec.argv = [str(a) for a in value]
-        spec.parser = spec.parser or "text"
+    elif kind in ("command", "chain"):
         timeout = node.get("timeout", DEFAULT_TIMEOUT)
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
             raise _err(filename, node, f"probe '{pid}': timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}]", "timeout")
         spec.timeout = float(timeout)
+        if kind == "command":
+            spec.argv = _argv(filename, node, pid, value, kind)
+            spec.parser = spec.parser or "text"
+        else:
+            spec.steps = _chain(filename, node, spec, value)
     elif kind == "exists":
         spec.paths = [str(p) for p in (value if isinstance(value, list) else [value])]
     elif kind == "builtin":
@@ -213,8 +234,12 @@ def _load_probe(filename: str, node, parsers: set[str], builtins: set[str], deri
         if spec.builtin not in derivations:
             raise _err(filename, node, f"probe '{pid}': unknown derivation '{value}'{_suggest(value, derivations)}", kind)
         spec.inputs = [str(f) for f in node.get("from", [])]
+    group = node.get("counter_group", "")
+    if group and group not in COUNTER_GROUPS:
+        raise _err(filename, node, f"probe '{pid}': counter_group must be one of {', '.join(COUNTER_GROUPS)}", "counter_group")
+    spec.counter_group = str(group)
     parsers_used = [spec.parser] if spec.parser else []
-    parsers_used += [f.parser for f in spec.fields.values()]
+    parsers_used += [f.parser for f in spec.fields.values()] + [s.command.parser for s in spec.steps]
     for pname in parsers_used:
         if pname not in parsers:
             raise _err(filename, node, f"probe '{pid}': unknown parser '{pname}'{_suggest(pname, parsers)}", "parser")
@@ -225,6 +250,46 @@ def _load_probe(filename: str, node, parsers: set[str], builtins: set[str], deri
         spec.requires_tool = str(requires.get("tool", ""))
         spec.requires_path = str(requires.get("path", ""))
     return spec
+
+
+def _argv(filename: str, node, pid: str, value, key: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(a, (str, int)) for a in value):
+        raise _err(filename, node, f"probe '{pid}': '{key}' must be an argv list of strings, never a shell string", key)
+    return [str(a) for a in value]
+
+
+def _chain(filename: str, node, spec: ProbeSpec, value) -> list[ChainStep]:
+    """The steps of a chained probe, each a command whose argv may use what earlier steps took."""
+    if not isinstance(value, list) or len(value) < 2:
+        raise _err(filename, node, f"probe '{spec.id}': 'chain' must be a list of two or more steps", "chain")
+    steps: list[ChainStep] = []
+    taken: set[str] = set()
+    for number, snode in enumerate(value, 1):
+        where = f"probe '{spec.id}' step {number}"
+        if not isinstance(snode, Located) or "command" not in snode:
+            raise _err(filename, value, f"{where} needs a 'command' (an argv list)")
+        for key in snode:
+            if key not in STEP_KEYS:
+                raise _err(filename, snode, f"{where}: unknown key '{key}'{_suggest(key, STEP_KEYS)}", key)
+        argv = _argv(filename, snode, spec.id, snode["command"], "command")
+        later = {v for a in argv for v in _TEMPLATE_VAR.findall(a)} & (_taken_names(value[number - 1:]) - taken)
+        if later:
+            raise _err(filename, snode, f"{where} uses {{{sorted(later)[0]}}} before a step takes it", "command")
+        step = ChainStep(ProbeSpec(id=f"{spec.id}.{number}", kind="command", provides=spec.provides, argv=argv,
+                                   parser=str(snode.get("parser", "text")), timeout=spec.timeout,
+                                   location=f"{filename}:{snode.line}"),
+                         take=_str_map(filename, snode, "take"), expect=_str_map(filename, snode, "expect"),
+                         otherwise=str(snode.get("otherwise", "")))
+        unknown = set(step.expect) - set(step.take)
+        if unknown:
+            raise _err(filename, snode, f"{where}: 'expect' names {sorted(unknown)[0]}, which it does not take", "expect")
+        taken |= set(step.take)
+        steps.append(step)
+    return steps
+
+
+def _taken_names(steps) -> set[str]:
+    return {name for s in steps if isinstance(s, Located) for name in (s.get("take") or {})}
 
 
 def load_catalogue(paths: list[Path]) -> Catalogue:
@@ -271,7 +336,9 @@ def _cross_check(probes: dict[str, ProbeSpec], enums: dict[str, EnumeratorSpec])
         for fact in spec.inputs:
             if fact not in facts:
                 raise ProbeSpecError(f"{spec.location}: probe '{spec.id}': no probe provides '{fact}'{_suggest(fact, facts)}")
-        if spec.kind == "command" and any(_TEMPLATE_VAR.search(a) for a in spec.argv) and not spec.foreach:
+        argvs = [spec.argv] + [s.command.argv for s in spec.steps]
+        taken = {name for s in spec.steps for name in s.take}
+        if not spec.foreach and any(set(_TEMPLATE_VAR.findall(a)) - taken for argv in argvs for a in argv):
             raise ProbeSpecError(f"{spec.location}: probe '{spec.id}': argv uses {{placeholders}} but has no 'foreach'")
     for enum in enums.values():
         if enum.source and enum.source not in enums:
