@@ -17,7 +17,6 @@ To record the code before a change without touching the checkout:
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import shutil
@@ -71,8 +70,12 @@ def record(out: Path, nodes: int) -> None:
                 argv = [sys.executable, "-m", "allreduce_doctor", "fleet", "--snapshots", str(folder), "--format",
                         "json", "--jobs", jobs] + (["--per-node", str(nodes_dir)] if per_node else [])
                 proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp, timeout=1800)
-                result = {"exit": proc.returncode, "stderr": proc.stderr, "fleet": blank(json.loads(proc.stdout)),
-                          "per_node": {p.stem: blank(json.loads(p.read_text())) for p in sorted(nodes_dir.glob("*.json"))}}
+                def read(text: str):  # the temporary folder's name differs from run to run
+                    return blank(json.loads(text.replace(json.dumps(str(folder))[1:-1], "FLEET")))
+
+                result = {"exit": proc.returncode, "stderr": proc.stderr.replace(str(folder), "FLEET"),
+                          "fleet": read(proc.stdout),
+                          "per_node": {p.stem: read(p.read_text()) for p in sorted(nodes_dir.glob("*.json"))}}
                 (out / f"{name}.{tag}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
                 print(f"{name} ({tag}): exit {proc.returncode}, {len(result['per_node'])} per-node diagnoses", flush=True)
 
@@ -85,13 +88,25 @@ def diff(before: Path, after: Path) -> int:
         if not (a.exists() and b.exists()):
             print(f"{name}: only in {before if a.exists() else after}")
             bad += 1
-            continue
-        if a.read_text() != b.read_text():
+        elif a.read_bytes() != b.read_bytes():
             bad += 1
-            lines = difflib.unified_diff(a.read_text().splitlines(), b.read_text().splitlines(), str(a), str(b), n=2)
-            print("\n".join(list(lines)[:40]))
+            print(f"{name} differs:")
+            for where, old, new in list(differences(json.loads(a.read_text()), json.loads(b.read_text())))[:10]:
+                print(f"  {where}: {json.dumps(old)[:150]} -> {json.dumps(new)[:150]}")
     print(f"{len(names) - bad} of {len(names)} recordings identical")
     return 1 if bad else 0
+
+
+def differences(old, new, where: str = ""):
+    """(path, old, new) of each leaf that differs, depth first."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            yield from differences(old.get(key, "<absent>"), new.get(key, "<absent>"), f"{where}.{key}")
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (o, n) in enumerate(zip(old, new)):
+            yield from differences(o, n, f"{where}[{i}]")
+    elif old != new:
+        yield where or ".", old, new
 
 
 def main() -> int:

@@ -47,10 +47,13 @@ def file_member(path: str, sample: int) -> str | None:
     if not path.startswith("/") or "\x00" in path:
         return None
     parts = path[1:].split("/")
-    for part in parts:
-        if part in ("", ".", "..") or len(part.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES:
-            return None
-    return f"{sample_prefix(sample)}files/{'/'.join(parts)}"
+    if "" in parts or "." in parts or ".." in parts:
+        return None
+    # A character is at most 4 bytes in UTF-8: only a segment over a quarter of the limit needs encoding.
+    if max(map(len, parts)) > _MAX_NAME_BYTES // 4 and any(
+            len(part.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES for part in parts):
+        return None
+    return f"{sample_prefix(sample)}files{path}"
 
 
 def command_key(key: str, argv: list[str]) -> str:
