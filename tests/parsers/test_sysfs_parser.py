@@ -119,6 +119,13 @@ def test_gid_in_the_kernels_spelling_reads_as_ipaddress_reads_it():
         assert sysfs._KERNEL_GID.fullmatch(gid)
         assert sysfs._kernel_gid(gid) == _gid_by_ipaddress(gid), gid
     assert sysfs._KERNEL_GID.fullmatch("FE80:0000:0000:0000:0E42:A1FF:FE5D:4DB8") is None  # not the kernel's: ipaddress
+    compressed = [str(ipaddress.IPv6Address(g)) for g in gids] + [g.upper() for g in gids[:50]]
+    compressed += [f"::ffff:{ipaddress.IPv4Address(rng.getrandbits(32))}" for _ in range(50)] + ["::1.2.3.4", "1::", "::"]
+    for gid in compressed:  # every other spelling: inet_pton, as ipaddress reads it
+        assert parse("gid", gid) == _gid_by_ipaddress(gid), gid
+    for bad in ("fe80::1::2", "1:2:3:4:5:6:7:8:9", "::ffff:01.2.3.4", "12345::", "::ffff:1.2.3"):
+        with pytest.raises(ParseError):
+            parse("gid", bad)
 
 
 def _gid_by_ipaddress(gid: str) -> dict:

@@ -140,6 +140,16 @@ def gid_info(value: str) -> dict:
         return _kernel_gid(value)
     if not _GID_CHARS.fullmatch(value):
         raise fail(what, value)
+    # Other spellings ("fe80::e42:a1ff:fe5d:4d00", "::ffff:10.0.1.17": ibv_devinfo's inet_ntop):
+    # expanded by the C library's inet_pton; what it refuses, ipaddress judges.
+    import socket
+
+    try:
+        raw = socket.inet_pton(socket.AF_INET6, value).hex()
+    except (OSError, ValueError):
+        pass
+    else:
+        return _kernel_gid(":".join(raw[i:i + 4] for i in range(0, 32, 4)))
     try:
         addr = ipaddress.IPv6Address(value)
     except ValueError:
