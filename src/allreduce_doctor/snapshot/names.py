@@ -15,6 +15,7 @@ cannot tell (a member deleted or changed) replays as not captured.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -41,6 +42,7 @@ def sample_prefix(sample: int) -> str:
     return "" if sample == 0 else f"samples/{sample}/"
 
 
+@functools.lru_cache(maxsize=8192)  # the same few thousand paths on every node of a fleet
 def file_member(path: str, sample: int) -> str | None:
     """The member holding `path`'s text, or None when the path cannot be a member name
     (relative, '.', '..', empty segments, NUL, a segment too long): such reads live in index.json."""
