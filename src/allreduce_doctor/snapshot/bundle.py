@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import stat
 import threading
 import zlib
@@ -258,7 +257,6 @@ class DirectoryBundle(Bundle):
 
 
 _SLACK = 16 << 20  # tar headers, padding and directory entries on top of member data
-_ODD_NAME = re.compile(r"//|/\.|\A[/.]|/\Z")  # a name that may hold an empty, "." or ".." part (one test)
 _QUICK_COMPRESSED, _QUICK_INFLATED = 2 << 20, 8 << 20  # what _inflate_small takes on
 _CHUNK = 1 << 20
 
@@ -366,7 +364,7 @@ class ArchiveBundle(Bundle):
         return members
 
     def _member_name(self, raw: str) -> str:
-        if _ODD_NAME.search(raw) is None:
+        if "//" not in raw and "/." not in raw and not raw.startswith(("/", ".")) and not raw.endswith("/"):
             return raw  # already plain: no empty, "." or ".." part (the usual case, made fast)
         parts = [p for p in raw.split("/") if p not in ("", ".")]
         if raw.startswith("/") or ".." in parts:
