@@ -56,7 +56,7 @@ class SnapshotHost:
         if self._past_last:
             return FileResult(path, FILE_MISSING, reason=NOT_RECORDED)
         sample = self.sample
-        entry = self._failed_reads(sample).get(path)
+        entry = self._indexed_reads(sample).get(path)
         member = file_member(path, sample)
         if entry is None:
             text = self._bundle.text(member) if member else None
@@ -80,9 +80,10 @@ class SnapshotHost:
             )
         return FileResult(answered, FILE_OK, text=text, reason=entry.get("reason", ""))
 
-    def _failed_reads(self, sample: int) -> dict:
-        """index.json's reads of a sample (the failed ones, and texts no member holds), looked up once
-        per sample rather than once per read: a bundle answers a thousand reads."""
+    def _indexed_reads(self, sample: int) -> dict:
+        """The reads of a sample that index.json records (failures, a path answered as another, a text
+        no member holds), looked up once per sample rather than once per read: a bundle answers a
+        thousand reads."""
         if self._reads_of[0] != sample:
             self._reads_of = (sample, self._bundle.index["reads"].get(str(sample), {}))
         return self._reads_of[1]
