@@ -1,6 +1,6 @@
 """Fleet benchmark: `fleet --snapshots` over N node bundles beside `tar -xzOf` of the same bundles.
 
-    python benchmarks/fleet_snapshots.py [--nodes 4096] [--jobs N]
+    python benchmarks/fleet_snapshots.py [--nodes 16,256,1024,4096] [--jobs N] [--repeat 3]
 
 The implementation lives with the fleet tests (tests/fleet/benchmark.py), which build the fleet
 from the scenario bundles; this is the entry point beside the other benchmarks.

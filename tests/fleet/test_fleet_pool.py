@@ -86,6 +86,7 @@ def test_results_stream_while_other_workers_still_run(tmp_path):
     assert sorted(seen, key=lambda r: r["node"]) == [{"node": "n00", "streamed": True}, {"node": "n01", "streamed": True}]
 
 
-@pytest.mark.parametrize("n, jobs, size", [(16, 2, 2), (4096, 2, 32), (10, 16, 1), (256, 8, 8)])
+@pytest.mark.parametrize("n, jobs, size", [(16, 2, 8), (4096, 2, 32), (10, 16, 1), (256, 8, 8), (40, 4, 8),
+                                           (20, 4, 5), (1000, 16, 16)])
 def test_chunks_balance_the_load_and_bound_a_worker(n, jobs, size):
     assert chunk_size(n, jobs) == size

@@ -100,6 +100,46 @@ def test_gid_kinds(raw, expected):
     assert len(result["gid"]) == 39 and result["gid"] == result["gid"].lower()
 
 
+def test_gid_in_the_kernels_spelling_reads_as_ipaddress_reads_it():
+    """The kernel's %pI6 spelling skips ipaddress: the same dict for every kind and every edge."""
+    import ipaddress
+    import random
+
+    from allreduce_doctor.parsers import sysfs
+
+    edges = ["0000:0000:0000:0000:0000:0000:0000:0000", "0000:0000:0000:0000:0000:ffff:0000:0000",
+             "0000:0000:0000:0000:0000:ffff:ffff:ffff", "0000:0000:0000:0000:0001:ffff:0a00:0001",
+             "0000:0000:0000:0000:0000:fffe:0a00:0001", "fe80:0000:0000:0000:0000:0000:0000:0000",
+             "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fec0:0000:0000:0000:0000:0000:0000:0001",
+             "fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "0000:0000:0000:0000:0000:0000:0000:0001"]
+    rng = random.Random(16)
+    gids = edges + [ipaddress.IPv6Address(rng.getrandbits(128)).exploded for _ in range(300)]
+    gids += [ipaddress.IPv6Address((0xFFFF << 32) | rng.getrandbits(32)).exploded for _ in range(50)]
+    for gid in gids:
+        assert sysfs._KERNEL_GID.fullmatch(gid)
+        assert sysfs._kernel_gid(gid) == _gid_by_ipaddress(gid), gid
+    assert sysfs._KERNEL_GID.fullmatch("FE80:0000:0000:0000:0E42:A1FF:FE5D:4DB8") is None  # not the kernel's: ipaddress
+    compressed = [str(ipaddress.IPv6Address(g)) for g in gids] + [g.upper() for g in gids[:50]]
+    compressed += [f"::ffff:{ipaddress.IPv4Address(rng.getrandbits(32))}" for _ in range(50)] + ["::1.2.3.4", "1::", "::"]
+    for gid in compressed:  # every other spelling: inet_pton, as ipaddress reads it
+        assert parse("gid", gid) == _gid_by_ipaddress(gid), gid
+    for bad in ("fe80::1::2", "1:2:3:4:5:6:7:8:9", "::ffff:01.2.3.4", "12345::", "::ffff:1.2.3"):
+        with pytest.raises(ParseError):
+            parse("gid", bad)
+
+
+def _gid_by_ipaddress(gid: str) -> dict:
+    import ipaddress
+
+    addr = ipaddress.IPv6Address(gid)
+    if int(addr) == 0:
+        return {"gid": addr.exploded, "kind": "empty", "ipv4": None}
+    if addr.ipv4_mapped is not None:
+        return {"gid": addr.exploded, "kind": "ipv4", "ipv4": str(addr.ipv4_mapped)}
+    kind = "link_local" if addr in ipaddress.IPv6Network("fe80::/10") else "global"
+    return {"gid": addr.exploded, "kind": kind, "ipv4": None}
+
+
 def test_gid_is_normalised_to_full_form():
     assert parse("gid", "fe80::ac0:ebff:fef0:28b2")["gid"] == "fe80:0000:0000:0000:0ac0:ebff:fef0:28b2"
 

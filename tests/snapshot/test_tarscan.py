@@ -217,6 +217,20 @@ def test_junk_after_the_gzip_stream_is_refused_but_zero_padding_is_not(tmp_path)
     assert refusal(tmp_path, data, gzip.compress(data) + b"junk") == damaged("Not a gzipped file (b'ju')")
 
 
+def test_what_the_one_call_inflate_declines_is_read_by_gzipfile(tmp_path, monkeypatch):
+    """bundle._inflate_small takes a small single-member stream; two members, or more than it may
+    inflate, fall back to GzipFile: the same members either way."""
+    data = tar_of([("files/a", b"A" * 3000, tarfile.REGTYPE)])
+    half = len(data) // 2
+    two_members = gzip.compress(data[:half]) + gzip.compress(data[half:])
+    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(two_members), 1 << 30) is None
+    assert opened(tmp_path, data, two_members)[0].member("files/a") == b"A" * 3000
+    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) == data
+    monkeypatch.setattr(bundle_mod, "_QUICK_INFLATED", 1024)  # the stream is bigger than the quick path takes
+    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) is None
+    assert opened(tmp_path, data)[0].member("files/a") == b"A" * 3000
+
+
 def test_a_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):
     monkeypatch.setattr(bundle_mod, "MAX_TOTAL_BYTES", 1 << 20)
     monkeypatch.setattr(bundle_mod, "_SLACK", 0)

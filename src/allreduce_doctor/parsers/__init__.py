@@ -55,7 +55,7 @@ def registry() -> dict[str, ParserFn]:
 
 def parse(name: str, text: str) -> Any:
     """Run parser `name` on text; ParseError on bad input (never another exception)."""
-    fn = registry().get(name)
+    fn = (_REGISTRY if _loaded else registry()).get(name)  # one call per recorded file: no extra call
     if fn is None:
         raise ParseError(f"unknown parser {name!r}")
     try:

@@ -38,7 +38,7 @@ def lines(text: str) -> Iterator[str]:
     """Non-blank lines with trailing whitespace removed (web copies add trailing spaces)."""
     for line in text.splitlines():
         line = line.rstrip()
-        if line.strip():
+        if line:  # what rstrip() leaves of a blank line is empty
             yield line
 
 
@@ -61,6 +61,8 @@ def to_int(value: str) -> int | None:
     """Decimal or 0x hex integer, else None."""
     value = value.strip()
     try:
+        if value.isascii() and value.isdigit():  # the usual plain counter, without a regex
+            return int(value)
         if _INT_RE.fullmatch(value):
             return int(value)
         if _HEX_RE.fullmatch(value):

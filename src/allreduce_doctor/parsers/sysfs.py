@@ -110,12 +110,46 @@ _GID_CHARS = re.compile(r"[0-9A-Fa-f:.]+", re.ASCII)
 _LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
 
 
+# The kernel prints a GID with %pI6 (drivers/infiniband/core/sysfs.c show_port_gid): eight groups of
+# four lowercase hex digits (Documentation/core-api/printk-formats.rst). That spelling is read
+# without ipaddress, which cost more than all of a node's other sysfs files together.
+_KERNEL_GID = re.compile(r"[0-9a-f]{4}(?::[0-9a-f]{4}){7}", re.ASCII)
+_IPV4_MAPPED = "0000:0000:0000:0000:0000:ffff:"  # ::ffff:0:0/96
+
+
+def _kernel_gid(value: str) -> dict:
+    """gid_info() of a GID in the kernel's own spelling (the same dict ipaddress would give)."""
+    ipv4 = None
+    if value == "0000:0000:0000:0000:0000:0000:0000:0000":
+        kind = "empty"
+    elif value.startswith(_IPV4_MAPPED):
+        kind, high, low = "ipv4", int(value[30:34], 16), int(value[35:39], 16)
+        ipv4 = f"{high >> 8}.{high & 255}.{low >> 8}.{low & 255}"
+    elif int(value[:4], 16) & 0xFFC0 == 0xFE80:  # fe80::/10
+        kind = "link_local"
+    else:
+        kind = "global"
+    return {"gid": value, "kind": kind, "ipv4": ipv4}
+
+
 def gid_info(value: str) -> dict:
     """A GID in any IPv6 spelling -> {"gid": 8 full groups, "kind", "ipv4"}."""
     what = "a GID like 'fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8'"
     value = require(value, what).strip()
+    if _KERNEL_GID.fullmatch(value):
+        return _kernel_gid(value)
     if not _GID_CHARS.fullmatch(value):
         raise fail(what, value)
+    # Other spellings ("fe80::e42:a1ff:fe5d:4d00", "::ffff:10.0.1.17": ibv_devinfo's inet_ntop):
+    # expanded by the C library's inet_pton; what it refuses, ipaddress judges.
+    import socket
+
+    try:
+        raw = socket.inet_pton(socket.AF_INET6, value).hex()
+    except (OSError, ValueError):
+        pass
+    else:
+        return _kernel_gid(":".join(raw[i:i + 4] for i in range(0, 32, 4)))
     try:
         addr = ipaddress.IPv6Address(value)
     except ValueError:

@@ -23,6 +23,8 @@ Sources (Linux kernel, torvalds/linux):
 
 from __future__ import annotations
 
+from functools import cache
+
 from allreduce_doctor.domain import ETH_PHY_ERRORS, ETH_PORT_LOSS, ROCE_TRANSPORT_LOSS
 
 PRIORITIES = range(8)
@@ -100,8 +102,10 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def names(driver: str, role: str, priority: int | None) -> list[tuple[str, str]]:
-    """[(group, counter)] of a role on a driver; [] when the driver lacks it (or it needs an
+# The answers below are functions of DRIVERS alone, asked for every port of every bundle: cached.
+@cache
+def names(driver: str, role: str, priority: int | None) -> tuple[tuple[str, str], ...]:
+    """((group, counter), ...) of a role on a driver; () when the driver lacks it (or it needs an
     unknown priority). group is 'hw' or 'eth'."""
     out = []
     for entry in DRIVERS.get(driver, {}).get(role, ()):
@@ -111,16 +115,18 @@ def names(driver: str, role: str, priority: int | None) -> list[tuple[str, str]]
                 continue
             name = name.format(p=priority)
         out.append((group, name))
-    return out
+    return tuple(out)
 
 
-def every_priority(driver: str, role: str) -> list[tuple[str, str]]:
-    """[(group, counter)] of a role summed over all eight priorities (each name once)."""
-    return list(dict.fromkeys(pair for p in PRIORITIES for pair in names(driver, role, p)))
+@cache
+def every_priority(driver: str, role: str) -> tuple[tuple[str, str], ...]:
+    """((group, counter), ...) of a role summed over all eight priorities (each name once)."""
+    return tuple(dict.fromkeys(pair for p in PRIORITIES for pair in names(driver, role, p)))
 
 
-def _every_name(driver: str) -> set[tuple[str, str]]:
-    return {pair for role in DRIVERS[driver] for pair in every_priority(driver, role)}
+@cache
+def _every_name(driver: str) -> frozenset[tuple[str, str]]:
+    return frozenset(pair for role in DRIVERS[driver] for pair in every_priority(driver, role))
 
 
 def driver_of(hw_names, eth_names) -> str | None:

@@ -247,7 +247,8 @@ def _seen(record: dict | None) -> set[str]:
 def _present(records: dict, driver: str | None, role: str, priority: int | None) -> bool:
     """Whether this port shows any counter of a role (in either sample)."""
     record, names = _role(records, driver, role, priority) if driver else (None, [])
-    return any(name in _seen(record) for name in names)
+    seen = _seen(record)
+    return any(name in seen for name in names)
 
 
 def _role(records: dict, driver: str, role: str, priority: int | None) -> tuple[dict | None, list[str]]:

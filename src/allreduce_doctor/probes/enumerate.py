@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
@@ -21,7 +22,16 @@ _NET_CLASS_FILES = frozenset({"/sys/class/net/bonding_masters"})
 
 def fill(template: str, item: dict) -> str:
     """Substitute {var} from item; unknown vars raise KeyError (caught by the caller)."""
-    return _VAR.sub(lambda m: str(item[m.group(1)]), template)
+    parts = _parts(template)
+    if len(parts) == 1:
+        return template
+    return "".join(str(item[part]) if i % 2 else part for i, part in enumerate(parts))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parts(template: str) -> list[str]:
+    """A template split at its {var}s: text, var, text, ... (the catalogue's templates, split once)."""
+    return _VAR.split(template)
 
 
 def _pattern_regex(pattern: str) -> re.Pattern:

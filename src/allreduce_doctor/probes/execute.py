@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from allreduce_doctor.errors import ParseError
-from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, Host
+from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, FILE_OK, Host
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.chain import run_chain
@@ -102,20 +102,23 @@ def _run_glob(spec: ProbeSpec, host: Host, item: dict) -> Outcome:
         return Outcome({}, NOT_APPLICABLE, "nothing matches", pattern)
     values: dict[str, Any] = {}
     read = 0
-    for path in paths:
+    for path in paths:  # a counter folder: the bulk of a bundle's files, hence the lean loop
         name = path.rsplit("/", 1)[-1]
         if name in spec.skip:
             continue
         res = host.read(path)
-        if not res.ok:
+        if res.status != FILE_OK:
             values[name] = None  # listed but unreadable: unknown, never left out (out of mind is "no growth")
             continue
         read += 1
-        if (res.text or "").strip() == NO_PMA:
+        text = res.text or ""
+        if text.strip() == NO_PMA:
             values[name] = None
             continue
-        out = _parse(spec.parser, res.text or "", path)
-        values[name] = out.value if out.status == OK else None  # a garbled counter is unknown too
+        try:
+            values[name] = parse(spec.parser, text)
+        except ParseError:
+            values[name] = None  # a garbled counter is unknown too
     if not read:
         return Outcome({}, MISSING, "no file under the pattern could be read", pattern)
     return Outcome(values, OK, "", pattern)

@@ -15,6 +15,7 @@ from allreduce_doctor.plaindata import as_plain
 from .tristate import UNKNOWN
 
 MAX_ITEMS, MAX_KEYS, MAX_TEXT, MAX_DEPTH = 20, 40, 500, 6
+_AS_IS = frozenset({int, bool, type(None)})  # json_safe returns these unchanged: no call per counter
 
 
 def json_safe(value: Any, depth: int = 0) -> Any:
@@ -31,12 +32,12 @@ def json_safe(value: Any, depth: int = 0) -> Any:
         return "..."
     if isinstance(value, dict):
         # islice: a mapping of thousands of counters is cut without listing all of it first
-        out = {str(k): json_safe(v, depth + 1) for k, v in islice(value.items(), MAX_KEYS)}
+        out = {str(k): v if type(v) in _AS_IS else json_safe(v, depth + 1) for k, v in islice(value.items(), MAX_KEYS)}
         if len(value) > MAX_KEYS:
             out["..."] = f"{len(value) - MAX_KEYS} more keys"
         return out
     if isinstance(value, (list, tuple, set, frozenset)):
-        out_list = [json_safe(v, depth + 1) for v in islice(value, MAX_ITEMS)]
+        out_list = [v if type(v) in _AS_IS else json_safe(v, depth + 1) for v in islice(value, MAX_ITEMS)]
         if len(value) > MAX_ITEMS:
             out_list.append(f"... {len(value) - MAX_ITEMS} more")
         return out_list

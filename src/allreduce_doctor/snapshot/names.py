@@ -15,6 +15,7 @@ cannot tell (a member deleted or changed) replays as not captured.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -41,16 +42,20 @@ def sample_prefix(sample: int) -> str:
     return "" if sample == 0 else f"samples/{sample}/"
 
 
+@functools.lru_cache(maxsize=8192)  # the same few thousand paths on every node of a fleet
 def file_member(path: str, sample: int) -> str | None:
     """The member holding `path`'s text, or None when the path cannot be a member name
     (relative, '.', '..', empty segments, NUL, a segment too long): such reads live in index.json."""
     if not path.startswith("/") or "\x00" in path:
         return None
     parts = path[1:].split("/")
-    for part in parts:
-        if part in ("", ".", "..") or len(part.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES:
-            return None
-    return f"{sample_prefix(sample)}files/{'/'.join(parts)}"
+    if "" in parts or "." in parts or ".." in parts:
+        return None
+    # A character is at most 4 bytes in UTF-8: only a segment over a quarter of the limit needs encoding.
+    if max(map(len, parts)) > _MAX_NAME_BYTES // 4 and any(
+            len(part.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES for part in parts):
+        return None
+    return f"{sample_prefix(sample)}files{path}"
 
 
 def command_key(key: str, argv: list[str]) -> str:

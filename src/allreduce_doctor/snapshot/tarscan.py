@@ -22,6 +22,9 @@ _NO_DATA = (DIRECTORY, b"1", b"2", b"3", b"4", b"6")  # whatever their size fiel
 _MAX_EXTENDED = 1 << 20  # a PAX or long-name header is a few hundred bytes; more is damage
 _ZERO_BLOCK = bytes(BLOCK)
 _USTAR_MAGIC = b"ustar\x00"  # POSIX; GNU headers ("ustar  ") keep times where USTAR has the prefix
+_EXTENDED_TYPES = (b"x", b"g", b"L", b"K")
+# name (0-100), size (124-136), chksum (148-156), typeflag (156), magic (257-263) of a header, in one call
+_HEAD = struct.Struct("100s24x12s12x8sc100x6s")
 
 
 class TarDamage(Exception):
@@ -54,11 +57,11 @@ def scan(buf: bytes) -> Iterator[tuple[str, bytes, int, int]]:
             if follow and follow != _ZERO_BLOCK[: len(follow)]:
                 raise TarDamage("lone zero block inside the archive")
             return  # what follows the end-of-archive blocks is padding, never read
-        _check_sum(header)
-        kind = bytes(header[156:157])  # the buffer may be a bytearray: kinds are dict keys
-        size = _size(header[124:136])
+        raw_name, size_field, sum_field, kind, magic = _HEAD.unpack_from(header)  # kind: bytes, a dict key
+        _check_sum(header, sum_field)
+        size = _size(size_field)
         pos += BLOCK
-        if kind in (b"x", b"g", b"L", b"K"):
+        if kind in _EXTENDED_TYPES:
             data = _extended(buf, pos, size)
             pos += _padded(size)
             if kind == b"x":
@@ -69,30 +72,37 @@ def scan(buf: bytes) -> Iterator[tuple[str, bytes, int, int]]:
             elif kind == b"L":
                 long_name = _text(data.split(b"\x00", 1)[0])
             continue
-        name = _header_name(header) if long_name is None else long_name
-        if "path" in pax:
-            name = pax["path"]
-        if "size" in pax:
-            size = _pax_size(pax["size"])
-        pax, long_name = {}, None
+        if long_name is not None:
+            name = long_name
+        else:
+            name = raw_name.split(b"\x00", 1)[0]
+            if magic == _USTAR_MAGIC and header[345] != 0:  # a prefix (USTAR splits long names in two)
+                name = header[345:500].split(b"\x00", 1)[0] + b"/" + name
+            name = _text(name)
+        if pax:
+            name = pax.get("path", name)
+            if "size" in pax:
+                size = _pax_size(pax["size"])
+            pax = {}
+        long_name = None
         if kind in _REGULAR_TYPES:
             kind = DIRECTORY if kind == b"\x00" and name.endswith("/") else REGULAR
         yield name, kind, size, pos
         if kind not in _NO_DATA:  # unknown types are refused by the caller; were it to go on, skip
-            pos += _padded(size)
+            pos += (size + BLOCK - 1) // BLOCK * BLOCK
 
 
 def _padded(size: int) -> int:
     return (size + BLOCK - 1) // BLOCK * BLOCK
 
 
-def _check_sum(header: bytes) -> None:
-    """The header sum with its checksum field read as spaces (8 * 32 = 256).
+def _check_sum(header: bytes, field: bytes) -> None:
+    """The header sum with its checksum field (`field`, bytes 148-156) read as spaces (8 * 32 = 256).
 
     adler32's low half is 1 + the byte sum mod 65521; under 256 bytes that sum cannot wrap,
     so three short slices give the exact sum at C speed (sum() over bytes is ten times slower).
     """
-    want = _octal(header[148:156])
+    want = _octal(field)
     got = (adler32(header[:148]) & 0xFFFF) + (adler32(header[156:356]) & 0xFFFF) + (adler32(header[356:]) & 0xFFFF)
     if want == got + 253:  # three adler32 starting ones taken off, the 256 of spaces put on
         return
@@ -156,15 +166,6 @@ def _pax_size(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise TarDamage("invalid pax header")
     return int(text)
-
-
-def _header_name(header: bytes) -> str:
-    name = header[:100].split(b"\x00", 1)[0]
-    if header[257:263] == _USTAR_MAGIC:
-        prefix = header[345:500].split(b"\x00", 1)[0]
-        if prefix:
-            name = prefix + b"/" + name
-    return _text(name)
 
 
 def _text(raw: bytes) -> str:
