@@ -150,8 +150,8 @@ BUILT_IN_COMMANDS = {"diagnose": _add_diagnose, "collect": _add_collect, "probes
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; given `command`, only that one's arguments are built, the others
-    are their names and help lines (all the top-level --help and that command's parsing read)."""
+    """The parser of every command. Given a `command`, only that one (all that parsing it reads);
+    given "", every command as its name and help line (all the top-level --help shows)."""
     import argparse
 
     width = _terminal_columns() - 2  # what argparse.HelpFormatter computes when given no width
@@ -163,8 +163,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, line in COMMAND_HELP.items():
-        if command is not None and name != command:
+        if command == "":
             sub.add_parser(name, help=line)
+        elif command is not None and name != command:
+            continue
         elif name in PLUGIN_COMMANDS:
             _plugin(name).add_parser(_WithHelpLine(sub))
         else:
