@@ -187,9 +187,9 @@ def _print_top_level_help() -> None:
     text = top_level_help(PROG, DESCRIPTION, EPILOG, COMMAND_HELP, _terminal_columns())
     if text is None:
         build_parser("").parse_args(["--help"])  # argparse prints it and exits
-    try:
-        sys.stdout.write(text)
-    except (AttributeError, OSError):  # what argparse's _print_message forgives: no stdout, a closed pipe
+    try:  # as argparse's print_help: stderr when there is no stdout; a closed pipe is forgiven
+        (sys.stdout or sys.stderr).write(text)
+    except (AttributeError, OSError):
         pass
     raise SystemExit(0)
 
