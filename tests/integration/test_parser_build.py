@@ -47,3 +47,17 @@ def test_an_unknown_option_is_reported_by_the_command_it_was_given_to(capsys):
     assert stop.value.code == 2
     assert capsys.readouterr().err.endswith(
         "allreduce-doctor diagnose: error: unrecognized arguments: --snapsht x (did you mean --snapshot?)\n")
+
+
+def test_a_pasted_log_reported_on_stdout_imports_neither_shutil_nor_tempfile(tmp_path):
+    # argparse looks the terminal width up with shutil (and bz2, lzma) unless given it; output.py
+    # and the segmenter need tempfile only for a file report and for stdin
+    paste = tmp_path / "nccl.log"
+    paste.write_text("gpu01:1:2 [0] NCCL INFO NET/IB : No device found.\n")
+    code = ("import sys\nfrom allreduce_doctor.cli import main\n"
+            f"code = main(['diagnose', '--evidence', {str(paste)!r}, '--format', 'json'])\n"
+            "print(code, sorted(m for m in ('shutil', 'tempfile', 'bz2', 'lzma') if m in sys.modules), file=sys.stderr)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+            for _ in range(2)]  # the first writes the knowledge cache (through a temporary file)
+    assert runs[1].stderr.splitlines()[-1] == "3 []", runs[1].stderr  # inconclusive: a paste alone
