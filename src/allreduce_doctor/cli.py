@@ -1,5 +1,6 @@
 """Command-line parsing only: every command's work lives in a library module, imported lazily
-so that `--help` and `--version` stay fast (no textual, no networkx)."""
+so that `--help` and `--version` stay fast (no textual, no networkx; the top-level --help not even
+argparse: plain_help prints its text), and a command line builds only its own command's parser."""
 
 from __future__ import annotations
 
@@ -109,13 +110,17 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-def _add_diagnose(sub, argparse) -> None:
+def _add_diagnose(sub) -> None:
+    import argparse
+
     diag = sub.add_parser("diagnose", help=COMMAND_HELP["diagnose"], description=DIAGNOSE_DESCRIPTION,
                           epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _diagnose_args(diag)
 
 
-def _add_collect(sub, argparse) -> None:
+def _add_collect(sub) -> None:
+    import argparse
+
     collect = sub.add_parser("collect", help=COMMAND_HELP["collect"],
                              description="Capture what the probes read on this node (files and command outputs, "
                              "read-only) into a bundle to diagnose later, elsewhere.",
@@ -127,14 +132,14 @@ def _add_collect(sub, argparse) -> None:
     collect.add_argument("--force", action="store_true", help="replace a bundle already at the output path")
 
 
-def _add_probes(sub, _argparse) -> None:
+def _add_probes(sub) -> None:
     probes = sub.add_parser("probes", help=COMMAND_HELP["probes"], epilog=TOOL_EXIT_HELP,
                             description="Every file and command the tool may touch on a node.")
     psub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
     psub.add_parser("list", help="every file and command the tool may touch, with timeout and root need")
 
 
-def _add_runbook(sub, _argparse) -> None:
+def _add_runbook(sub) -> None:
     runbook = sub.add_parser("runbook", help=COMMAND_HELP["runbook"], epilog=TOOL_EXIT_HELP,
                              description="Load and check the decision trees (runbooks/*.yaml), or draw them.")
     rsub = runbook.add_subparsers(dest="runbook_command", metavar="ACTION", required=True)
@@ -174,7 +179,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         elif name in PLUGIN_COMMANDS:
             _plugin(name).add_parser(_WithHelpLine(sub))
         else:
-            BUILT_IN_COMMANDS[name](sub, argparse)
+            BUILT_IN_COMMANDS[name](sub)
     return parser
 
 
