@@ -1,5 +1,6 @@
 """Command-line parsing only: every command's work lives in a library module, imported lazily
-so that `--help` and `--version` stay fast (no textual, no networkx)."""
+so that `--help` and `--version` stay fast (no textual, no networkx; the top-level --help not even
+argparse: plain_help prints its text), and a command line builds only its own command's parser."""
 
 from __future__ import annotations
 
@@ -21,7 +22,25 @@ PLUGIN_COMMANDS = {
     "validate": "allreduce_doctor.validate.command",
     "watch": "allreduce_doctor.tui.command",
 }
-COMMANDS = ("diagnose", "collect", "probes", "runbook", *PLUGIN_COMMANDS)
+# Every command's line in the top-level --help, in its order: read by the parser and by the
+# hand-printed top-level help alike (a plugin's add_parser gives its description, not this line).
+COMMAND_HELP = {
+    "diagnose": "diagnose this node or a bundle (always headless)",
+    "collect": "capture a snapshot bundle of this node (read-only)",
+    "probes": "the probe catalogue",
+    "runbook": "check or draw the decision trees",
+    "export": "turn a diagnosis into a ticket (Markdown, GitHub, Jira, JSON), or file it with --post",
+    "fleet": "compare every node of a job (ClusterShell over SSH, a Slurm job, or collected bundles)",
+    "healthcheck": "fast bounded check for Slurm, cron, Prometheus and node-problem-detector",
+    "validate": "prove the fabric under load: nccl-tests through the site's launcher while every node's "
+                "counters are sampled (creates traffic; opt-in)",
+    "watch": "live per-port RDMA counter rates with sparklines (loss and pause-cascade signatures)",
+}
+COMMANDS = tuple(COMMAND_HELP)
+DESCRIPTION = ("Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, walk a decision "
+               "tree, name the root cause with its evidence, fix and verification.")
+EPILOG = (f"{VERDICT_EXIT_HELP} Without a command, runs `diagnose`: on a terminal it opens the terminal UI, on a "
+          "pipe (or with --format, -o or --export) it prints the report.")
 
 DIAGNOSE_DESCRIPTION = """\
 Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,
@@ -65,34 +84,14 @@ def _diagnose_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
 
 
-def _plugin(name: str):
-    import importlib
+class _WithHelpLine:
+    """The subparsers action as a plugin's add_parser sees it: the command's help line comes from COMMAND_HELP."""
 
-    try:
-        return importlib.import_module(PLUGIN_COMMANDS[name])
-    except ModuleNotFoundError as err:
-        if err.name and PLUGIN_COMMANDS[name].startswith(err.name):
-            return None  # that feature is not built yet
-        raise
+    def __init__(self, sub):
+        self.sub = sub
 
-
-class _CommandList:
-    """Stands in for the subparsers action when only the command list is shown (top-level
-    --help): each command gets its name and help line, its own arguments are never built."""
-
-    def __init__(self, sub, formatter_class):
-        self.sub, self.formatter_class = sub, formatter_class
-
-    def add_parser(self, name: str, help: str | None = None, **_ignored):  # noqa: A002 - argparse's name
-        self.sub.add_parser(name, help=help, formatter_class=self.formatter_class)
-        return _Ignored()
-
-
-class _Ignored:
-    """A parser whose arguments nobody will read: every call is accepted and dropped."""
-
-    def __getattr__(self, _name: str):
-        return lambda *args, **kwargs: self
+    def add_parser(self, name: str, **kwargs):
+        return self.sub.add_parser(name, help=COMMAND_HELP[name], **kwargs)
 
 
 def _terminal_columns() -> int:
@@ -111,33 +110,18 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
-    """The whole parser; `commands_only`: just enough for the top-level --help (same text)."""
+def _add_diagnose(sub) -> None:
     import argparse
 
-    width = _terminal_columns() - 2  # what argparse.HelpFormatter computes when given no width
-
-    def formatter(prog: str) -> argparse.HelpFormatter:
-        return argparse.HelpFormatter(prog, width=width)
-
-    parser = argparse.ArgumentParser(
-        prog="allreduce-doctor",
-        formatter_class=formatter,
-        description="Diagnose slow NCCL all-reduce on InfiniBand and RoCE v2 GPU nodes: read the node, "
-        "walk a decision tree, name the root cause with its evidence, fix and verification.",
-        epilog=f"{VERDICT_EXIT_HELP} Without a command, runs `diagnose`: on a terminal it opens the terminal UI, "
-        "on a pipe (or with --format, -o or --export) it prints the report.",
-    )
-    parser.add_argument("--version", action="version", version=f"allreduce-doctor {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    if commands_only:
-        sub = _CommandList(sub, formatter)
-
-    diag = sub.add_parser("diagnose", help="diagnose this node or a bundle (always headless)",
-                          description=DIAGNOSE_DESCRIPTION, epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    diag = sub.add_parser("diagnose", help=COMMAND_HELP["diagnose"], description=DIAGNOSE_DESCRIPTION,
+                          epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _diagnose_args(diag)
 
-    collect = sub.add_parser("collect", help="capture a snapshot bundle of this node (read-only)",
+
+def _add_collect(sub) -> None:
+    import argparse
+
+    collect = sub.add_parser("collect", help=COMMAND_HELP["collect"],
                              description="Capture what the probes read on this node (files and command outputs, "
                              "read-only) into a bundle to diagnose later, elsewhere.",
                              epilog=COLLECT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,12 +131,16 @@ def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
                          help="seconds between the two counter samples (default 1)")
     collect.add_argument("--force", action="store_true", help="replace a bundle already at the output path")
 
-    probes = sub.add_parser("probes", help="the probe catalogue", epilog=TOOL_EXIT_HELP,
+
+def _add_probes(sub) -> None:
+    probes = sub.add_parser("probes", help=COMMAND_HELP["probes"], epilog=TOOL_EXIT_HELP,
                             description="Every file and command the tool may touch on a node.")
     psub = probes.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
     psub.add_parser("list", help="every file and command the tool may touch, with timeout and root need")
 
-    runbook = sub.add_parser("runbook", help="check or draw the decision trees", epilog=TOOL_EXIT_HELP,
+
+def _add_runbook(sub) -> None:
+    runbook = sub.add_parser("runbook", help=COMMAND_HELP["runbook"], epilog=TOOL_EXIT_HELP,
                              description="Load and check the decision trees (runbooks/*.yaml), or draw them.")
     rsub = runbook.add_subparsers(dest="runbook_command", metavar="ACTION", required=True)
     validate = rsub.add_parser("validate", help="load and check runbooks (default: the shipped ones)")
@@ -161,11 +149,58 @@ def build_parser(commands_only: bool = False) -> argparse.ArgumentParser:
     graph.add_argument("--format", choices=("dot", "mermaid"), default="mermaid")
     graph.add_argument("--runbook", metavar="ID", help="only this runbook (default: all)")
     graph.add_argument("files", nargs="*", metavar="FILE")
-    for name in PLUGIN_COMMANDS:
-        module = _plugin(name)
-        if module is not None:
-            module.add_parser(sub)
+
+
+BUILT_IN_COMMANDS = {"diagnose": _add_diagnose, "collect": _add_collect, "probes": _add_probes, "runbook": _add_runbook}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command. Given a `command`, only that one (all that parsing it reads);
+    given "", every command as its name and help line (all the top-level --help shows)."""
+    import argparse
+
+    width = _terminal_columns() - 2  # what argparse.HelpFormatter computes when given no width
+
+    class Parser(argparse.ArgumentParser):
+        """Every parser (subparsers are of their parent's class) gives its formatter the width:
+        given none, HelpFormatter imports shutil for it (with bz2 and lzma: 4 ms of a diagnose)."""
+
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            return self.formatter_class(prog=self.prog, width=width)
+
+    parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, line in COMMAND_HELP.items():
+        if command == "":
+            sub.add_parser(name, help=line)
+        elif command is not None and name != command:
+            continue
+        elif name in PLUGIN_COMMANDS:
+            _plugin(name).add_parser(_WithHelpLine(sub))
+        else:
+            BUILT_IN_COMMANDS[name](sub)
     return parser
+
+
+def _plugin(name: str):
+    import importlib
+
+    return importlib.import_module(PLUGIN_COMMANDS[name])
+
+
+def _print_top_level_help() -> None:
+    """argparse's top-level help text, without argparse where plain_help can lay it out; exits as argparse does."""
+    from allreduce_doctor.plain_help import top_level_help
+
+    text = top_level_help(PROG, DESCRIPTION, EPILOG, COMMAND_HELP, _terminal_columns())
+    if text is None:
+        build_parser("").parse_args(["--help"])  # argparse prints it and exits
+    try:  # as argparse's print_help: stderr when there is no stdout; a closed pipe is forgiven
+        (sys.stdout or sys.stderr).write(text)
+    except (AttributeError, OSError):
+        pass
+    raise SystemExit(0)
 
 
 def _unknown_command(word: str) -> int:
@@ -192,15 +227,17 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == ["--version"]:  # before argparse: building every parser would triple the time
+    if argv == ["--version"]:  # before argparse, whose import alone costs more than the rest of --version
         print(f"allreduce-doctor {__version__}")
         return 0
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return _unknown_command(argv[0])  # diagnose takes no bare words: a bare word is a command
+    if argv in (["--help"], ["-h"]):
+        _print_top_level_help()
     implicit = not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"))
     if implicit:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
-    args = _parse(build_parser(commands_only=argv in (["--help"], ["-h"])), argv)
+    args = _parse(build_parser(argv[0] if argv[0] in COMMANDS else ""), argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
     from allreduce_doctor.status import run_guarded
 

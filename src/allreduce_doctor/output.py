@@ -12,7 +12,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
@@ -49,6 +48,8 @@ def write_file(target: Path, text: str) -> None:
     if own is not None and not (stat.S_ISREG(own.st_mode) or stat.S_ISLNK(own.st_mode)):
         raise OSError(0, "exists and is not a regular file")
     mode = stat.S_IMODE(own.st_mode) if own is not None and stat.S_ISREG(own.st_mode) else NEW_FILE_MODE
+    import tempfile  # here, not at the top: a report to stdout needs none of it (nor its shutil, random)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -18,7 +18,6 @@ bytes of each block, and the job size in the first communicator line of each blo
 from __future__ import annotations
 
 import re
-import tempfile
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import tools
@@ -133,6 +132,8 @@ class Scanner:
         stream = open_evidence(path)
         copy = None
         if path == STDIN:
+            import tempfile  # only stdin is kept (and tempfile pulls in shutil and random)
+
             copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)
         try:
             reader = BlockReader(stream, name)

@@ -26,8 +26,7 @@ JIRA_API_TOKEN (Cloud, with the account email); JIRA_PAT (Data Center). See docs
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "export", help="turn a diagnosis into a ticket (Markdown, GitHub, Jira, JSON), or file it with --post",
-        description="Turn a diagnosis (what `diagnose --format json` writes) into a ticket document, "
+        "export", description="Turn a diagnosis (what `diagnose --format json` writes) into a ticket document, "
         "or file it in GitHub or Jira without duplicates.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("diagnosis", metavar="DIAGNOSIS.json", help="the diagnosis file (- reads stdin)")

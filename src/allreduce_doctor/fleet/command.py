@@ -15,8 +15,7 @@ SAFE_PYTHON = re.compile(r"[A-Za-z0-9_./+-]+")  # it becomes part of the remote 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "fleet", help="compare every node of a job (ClusterShell over SSH, a Slurm job, or collected bundles)",
-        description="Collect every node (in parallel over SSH, nothing installed on the nodes), diagnose each, "
+        "fleet", description="Collect every node (in parallel over SSH, nothing installed on the nodes), diagnose each, "
         "and compare them: per setting the majority value and the nodes that differ, numeric outliers by "
         "median and MAD, and fleet-wide patterns (a PFC pause cascade, local or fabric-wide loss).",
         epilog=f"{VERDICT_EXIT_HELP} A node that gave no bundle makes the fleet inconclusive.")

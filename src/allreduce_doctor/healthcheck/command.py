@@ -23,8 +23,7 @@ See docs/integrations.md for slurm.conf, systemd, node_exporter, NPD and Kuberne
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "healthcheck", help="fast bounded check for Slurm, cron, Prometheus and node-problem-detector",
-        description="Check this node's settings within a time budget and print one NHC-style line per "
+        "healthcheck", description="Check this node's settings within a time budget and print one NHC-style line per "
         "finding (nothing when healthy). Unknown is not a fault unless --strict.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--snapshot", metavar="PATH", help="check a bundle (directory or .tar.gz) instead of this node")

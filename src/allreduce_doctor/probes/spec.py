@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field  # every class has a docstring: else dataclass() builds one at import
 from pathlib import Path
 
 from allreduce_doctor.errors import ProbeSpecError
@@ -34,12 +34,17 @@ _TEMPLATE_VAR = re.compile(r"\{(\w+)\}")
 
 @dataclass
 class FieldSpec:
+    """One file of a `files` probe and the parser that reads it."""
+
     path: str
     parser: str = "text"
 
 
 @dataclass
 class EnumeratorSpec:
+    """What a probe fans out over (every IB port, every netdev): a glob or another enumerator,
+    and what each item reads."""
+
     name: str
     glob: str = ""
     label: str = ""
@@ -70,6 +75,9 @@ class ChainStep:
 
 @dataclass
 class ProbeSpec:
+    """One probe of probes/*.yaml: what it reads or runs, what it fans out over, and the parser
+    of its output."""
+
     id: str
     kind: str
     provides: str
@@ -112,6 +120,8 @@ class ProbeSpec:
 
 @dataclass
 class Catalogue:
+    """Every probe and enumerator, with the digest of the files they came from."""
+
     probes: dict[str, ProbeSpec]
     enumerators: dict[str, EnumeratorSpec]
     digest: str

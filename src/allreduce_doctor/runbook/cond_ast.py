@@ -6,18 +6,22 @@ evaluation errors point at the right column too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass  # every class has a docstring: dataclass() makes a missing one with inspect.signature
 from typing import Any, Union
 
 
 @dataclass(frozen=True)
 class Literal:
+    """A number, string, boolean or null written in the condition."""
+
     value: Any
     pos: int
 
 
 @dataclass(frozen=True)
 class ListExpr:
+    """A list written in the condition: `[a, b]`."""
+
     items: tuple["Expr", ...]
     pos: int
 
@@ -37,12 +41,16 @@ class FactRef:
 
 @dataclass(frozen=True)
 class VarRef:
+    """A quantifier's variable: the `p` of `any(p in rdma.ports: ...)`."""
+
     name: str
     pos: int
 
 
 @dataclass(frozen=True)
 class Attr:
+    """A field of a value: `p.state`."""
+
     obj: "Expr"
     name: str
     pos: int
@@ -50,6 +58,8 @@ class Attr:
 
 @dataclass(frozen=True)
 class Index:
+    """An item of a value: `x[0]`, `env['NCCL_IB_HCA']`."""
+
     obj: "Expr"
     index: "Expr"
     pos: int
@@ -57,6 +67,8 @@ class Index:
 
 @dataclass(frozen=True)
 class Unary:
+    """`-x` or `not x`."""
+
     op: str  # "-" or "not"
     operand: "Expr"
     pos: int
@@ -64,6 +76,8 @@ class Unary:
 
 @dataclass(frozen=True)
 class Binary:
+    """Two operands and an operator: comparisons, `in`, `and`/`or`, arithmetic."""
+
     op: str  # and or == != < <= > >= in "not in" + - * / %
     left: "Expr"
     right: "Expr"
@@ -72,6 +86,8 @@ class Binary:
 
 @dataclass(frozen=True)
 class Call:
+    """One of the condition language's functions (cond_funcs) and its arguments."""
+
     name: str
     args: tuple["Expr", ...]
     pos: int

@@ -8,7 +8,7 @@ graph errors found later still point at file:line:col.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field  # every class has a docstring: else dataclass() builds one at import
 from typing import TYPE_CHECKING, Union
 
 from ..yamlsrc import Location  # noqa: F401 - nodes and outcomes carry it
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Outcome:
+    """One way out of a node: its label, the node it leads to, and what taking it means."""
+
     label: str  # yes / no / unknown / a choice name
     next: str  # as written: node, RUNBOOK or RUNBOOK.node
     means: str
@@ -33,6 +35,8 @@ class Outcome:
 
 @dataclass
 class _Node:
+    """What every runbook node has: its id, its runbook and where it is written."""
+
     id: str
     runbook: str
     loc: Location  # of the node's key under `nodes:`
@@ -48,6 +52,8 @@ class _Node:
 
 @dataclass
 class Check(_Node):
+    """A node that decides a condition over the observations: yes, no or unknown."""
+
     title: str = ""
     why: str = ""
     check: str = ""
@@ -59,6 +65,8 @@ class Check(_Node):
 
 @dataclass
 class Question(_Node):
+    """A node that asks the operator; each choice (or unknown) leads on."""
+
     title: str = ""
     why: str = ""
     ask: str = ""
@@ -118,6 +126,8 @@ Node = Union[Check, Question, CauseLeaf, HealthyLeaf]
 
 @dataclass
 class Runbook:
+    """One decision tree (a runbooks/*.yaml file): its nodes and the one it starts at."""
+
     id: str
     title: str
     entry: str
@@ -138,6 +148,8 @@ class Runbook:
 
 @dataclass
 class RunbookSet:
+    """Every loaded runbook, linked into one graph from the root runbook."""
+
     runbooks: dict[str, Runbook]  # in load order
     root: str
     built_graph: "nx.DiGraph | None" = field(default=None, repr=False, compare=False)

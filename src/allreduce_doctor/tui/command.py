@@ -10,8 +10,7 @@ from allreduce_doctor.status import PROG, TOOL_EXIT_HELP
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "watch", help="live per-port RDMA counter rates with sparklines (loss and pause-cascade signatures)",
-        description="Per-port counter rates (pause frames per priority, CNPs, ECN marks, out-of-sequence, "
+        "watch", description="Per-port counter rates (pause frames per priority, CNPs, ECN marks, out-of-sequence, "
         "retransmissions, discards, xmit_wait, symbol errors), refreshed every interval. On a terminal it "
         "opens the watch screen; on a pipe it prints one interval as text.",
         epilog=f"examples:\n  {PROG} watch --interval 2\n  {PROG} watch --snapshot node.tar.gz | less\n\n{TOOL_EXIT_HELP}",

@@ -10,9 +10,7 @@ import argparse
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "validate", help="prove the fabric under load: nccl-tests through the site's launcher while every node's "
-        "counters are sampled (creates traffic; opt-in)",
-        description="Run all_reduce_perf and alltoall_perf across all the nodes at once (optionally a many-to-one "
+        "validate", description="Run all_reduce_perf and alltoall_perf across all the nodes at once (optionally a many-to-one "
         "ib_write_bw incast) through the site's launcher, sample every node's counters while they run (the fleet's "
         "ClusterShell fan-out, read-only), and judge: busbw per size against NICs x line rate, and per node loss, "
         "pause cascade, DCQCN at work, InfiniBand credit back-pressure, stragglers. Everything is recorded in a "
