@@ -12,7 +12,7 @@ from tests.snapshot.snapshot_helpers import FakeHost
 
 from allreduce_doctor.hosts.base import CommandResult, FileResult, Host, HostIdentity, ProcessInfo
 from allreduce_doctor.hosts.recording import RecordingHost
-from allreduce_doctor.hosts.snapshot import SnapshotHost
+from allreduce_doctor.hosts.snapshot import UNRECORDED_TOOL, SnapshotHost
 
 PORT = "/sys/class/infiniband/mlx5_0/ports/1"
 
@@ -112,7 +112,8 @@ def test_failures_and_absences_replay_as_recorded(tmp_path):
     assert host.run(["ethtool", "-S", "eth2"], 5, "ethtool_stats/eth2").timed_out is True
     assert host.run(["ibv_devinfo", "-v"], 5, "ibv_devinfo/all").error == "not found"
     assert host.glob("/sys/class/net/*") == []
-    assert host.readlink("/nowhere") is None and host.which("nowhere") is None
+    assert host.readlink("/nowhere") is None and host.which("mlnx_qos") is None  # looked up: absent
+    assert host.which("nowhere") == UNRECORDED_TOOL  # never looked up: not "not installed"
 
 
 def test_next_sample_steps_without_sleeping_and_past_the_last_nothing_is_captured(tmp_path):
