@@ -19,6 +19,12 @@ FILE_ERROR = "error"  # any other read failure (EINVAL on empty GID slots, EIO o
 MAX_FILE_BYTES = 1 << 20  # sysfs files are tiny; /proc/cmdline too. Anything bigger is refused.
 
 
+class GlobNotRecorded(LookupError):
+    """A glob a bundle never recorded: what it would list is unknown (str(err) says why). An
+    empty list would say the hardware is absent, that is healthy; probes/execute.py makes the
+    probe that asked unknown instead."""
+
+
 @dataclass
 class FileResult:
     path: str

@@ -10,6 +10,7 @@ import pytest
 from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
 
 from allreduce_doctor.errors import BundleError
+from allreduce_doctor.hosts.base import GlobNotRecorded
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.snapshot import bundle as bundle_mod
 
@@ -263,5 +264,7 @@ def test_directory_total_over_the_limit_is_refused(tmp_path):
 
 def test_directory_with_a_short_index_answers_from_its_members(tmp_path):
     host = SnapshotHost(make_dir_bundle(tmp_path / "b"))
-    assert host.glob("/sys/*") == [] and host.processes() == [] and host.which("ibstat") is None
+    assert host.processes() == [] and host.which("ibstat") is None
+    with pytest.raises(GlobNotRecorded):
+        host.glob("/sys/*")
     assert host.read("/proc/cmdline").text == "quiet"

@@ -139,6 +139,26 @@ def _enabled_prios(record: dict | None) -> list[int]:
     return sorted(int(k) for k, v in record.items() if str(k).isdigit() and v == 1)
 
 
+def _unread_prios(record: dict | None) -> list[int]:
+    """Priorities whose enable file was listed but could not be read or parsed: unknown, not off."""
+    return sorted(int(k) for k, v in (record or {}).items() if str(k).isdigit() and v is None)
+
+
+def _ecn_on(row: dict, prio: int) -> bool | None:
+    """ECN on for `prio` at both the notification and the reaction point; None when an enable
+    that decides it was not read."""
+    found = [True if prio in row[on] else None if prio in row[on + "_unread"] else False for on in ("ecn_np", "ecn_rp")]
+    return False if False in found else None if None in found else True
+
+
+def _ecn_by_netdev(obs) -> dict[str, dict]:
+    """netdev -> its per-priority ECN enables; an instance that was not read (its glob unknown,
+    nothing readable) is left out: unknown, never "every priority off"."""
+    if obs.status != OK:
+        return {}
+    return {r["name"]: r for r in obs.value or [] if "_status" not in r}
+
+
 def _traffic_class(env: dict | None, tc_text) -> int | None:
     """NCCL_IB_TC as an integer; unset or -1 means TC 0 (NCCL's default: NCCL_PARAM(IbTc, "IB_TC", 0)
     before v2.26.2-1, -1 = the communicator's class else 0 since, src/transport/net_ib.cc);
@@ -225,8 +245,7 @@ def roce_priority(inputs: Inputs) -> Observation:
         env = None  # no job and no config: the traffic class NCCL would use is unknown
     global_tc = _global_tclass(inputs)
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
-    np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
-    rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
+    np_by, rp_by = _ecn_by_netdev(inputs["net.ecn_np"]), _ecn_by_netdev(inputs["net.ecn_rp"])
     cnp_by, cc = _cnp_settings(inputs), _bnxt_cc(inputs)
     out = []
     ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
@@ -255,7 +274,9 @@ def roce_priority(inputs: Inputs) -> Observation:
             prio = None
         pfc = q.get("pfc_enabled")
         np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
-        ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else prio in np_on and prio in rp_on
+        ecn = {"ecn_np": np_on, "ecn_rp": rp_on, "ecn_np_unread": _unread_prios(np_by.get(netdev)),
+               "ecn_rp_unread": _unread_prios(rp_by.get(netdev))}
+        ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else _ecn_on(ecn, prio)
         if ecn_on is None and prio is not None and cc.get(netdev) is not None:
             ecn_on = cc[netdev]  # bnxt_re: one switch for the function's RoCE traffic
         out.append({
@@ -266,6 +287,7 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_lossy": policy.get("roce_mode") == "lossy",
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
+            "ecn_np_unread": ecn["ecn_np_unread"], "ecn_rp_unread": ecn["ecn_rp_unread"],
             "ecn_on_priority": ecn_on,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
             **_off_declared(policy, prio, pfc),
@@ -385,7 +407,10 @@ def _ecn_off(row: dict, prio: int | None) -> bool | None:
     np_on, rp_on = row.get("ecn_np"), row.get("ecn_rp")
     if np_on is None or rp_on is None:
         return None if row.get("ecn_on_priority") is None else not row["ecn_on_priority"]
-    return None if prio is None else prio not in np_on or prio not in rp_on
+    if prio is None:
+        return None
+    on = _ecn_on({"ecn_np_unread": [], "ecn_rp_unread": [], **row}, prio)
+    return None if on is None else not on
 
 
 DERIVATIONS = {
