@@ -83,6 +83,7 @@ class ProcessInfo:
     nccl_lib: str = ""  # the libnccl file mapped (its name carries the version: libnccl.so.2.21.5)
     rdma_libs: list[str] = field(default_factory=list)  # libibverbs and verbs providers mapped (/proc/PID/maps)
     uid: int | None = None  # real uid: NCCL reads ~/.nccl.conf of getpwuid(getuid()) (src/misc/param.cc)
+    maps_cut: str = ""  # why /proc/PID/maps was not scanned whole (its size cap, the output budget)
 
     def to_dict(self) -> dict:
         return as_plain(self)

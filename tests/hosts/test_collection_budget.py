@@ -95,3 +95,56 @@ def test_a_collection_of_endless_tools_stays_under_the_budget(tmp_path):
     over_line = next(line for line in got["summary"].splitlines() if "budget" in line)
     assert over_line.startswith(f"{len(got['over'])} facts cut or not read: the collection's output budget was spent: ")
     assert got["peak_kib"] < 150 * 1024, f"peak RSS {got['peak_kib'] // 1024} MiB"
+
+
+# --- the job's /proc/PID/maps scan (hosts/live.py _mapped_libs) ----------------------------------
+NCCL_LINE = b"7f1-7f2 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5\n"
+FILLER = b"7f0-7f1 r--p 0 08:01 9 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+
+
+def _maps(monkeypatch, tmp_path, data: bytes) -> None:
+    import builtins
+
+    maps = tmp_path / "maps"
+    maps.write_bytes(data)
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(maps if path == "/proc/99/maps" else path, *a, **k))
+
+
+def test_the_maps_scan_reads_a_chunk_at_a_time_and_finds_a_line_split_between_chunks(monkeypatch, tmp_path):
+    from allreduce_doctor.hosts import live
+
+    _maps(monkeypatch, tmp_path, FILLER * 3 + NCCL_LINE)
+    monkeypatch.setattr(live, "_MAPS_CHUNK", 50)  # every line straddles a chunk boundary
+    budget = OutputBudget(1000)
+    assert live._mapped_libs(99, budget) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [], "")
+    assert budget.spent == 0  # scanned and dropped: only the paths are kept
+
+
+def test_a_maps_file_over_its_cap_is_scanned_to_the_cap_with_the_reason(monkeypatch, tmp_path):
+    from allreduce_doctor.hosts import live
+
+    _maps(monkeypatch, tmp_path, FILLER * 40 + NCCL_LINE)
+    monkeypatch.setattr(live, "MAX_MAPS_BYTES", 1 << 10)
+    monkeypatch.setattr(live, "_MAPS_CHUNK", 256)
+    assert live._mapped_libs(99, OutputBudget()) == ("", [], "/proc/99/maps over 0 MiB: only its first 0 MiB scanned")
+
+
+def test_past_the_budget_the_maps_scan_stops_with_the_budgets_reason(monkeypatch, tmp_path):
+    from allreduce_doctor.hosts import live
+
+    _maps(monkeypatch, tmp_path, FILLER * 4 + NCCL_LINE)
+    budget = OutputBudget(1 << 20)
+    budget.reserve(1 << 20)  # the endless tools took it all
+    assert live._mapped_libs(99, budget) == (
+        "", [], "collection over budget (1 MiB of output in all; /proc/99/maps scanned for 0 bytes)")
+
+
+def test_a_cut_maps_scan_is_named_where_the_version_stays_unknown():
+    from allreduce_doctor.observations import OK, Observation
+    from allreduce_doctor.probes.derive_job import nccl_version
+
+    procs = Observation("nccl.processes", [{"pid": 7, "nccl_version": None, "maps_cut": "/proc/7/maps over 16 MiB: only its first 16 MiB scanned"}], OK)
+    got = nccl_version({"nccl.processes": procs, "log.nccl": Observation("log.nccl", None, "missing")})
+    assert (got.status, got.reason) == ("missing", "no NCCL version: no job maps a versioned libnccl and no log says it "
+                                        "(not every job's maps was scanned: /proc/7/maps over 16 MiB: only its first 16 MiB scanned)")
