@@ -35,6 +35,7 @@ _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PWD|CREDENTIAL|AUTH(?!OR)|COOKIE|
 # Token shapes: GitHub (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), GitLab (glpat-), Slack (xox?-),
 # AWS access key ids (AKIA/ASIA), Google API keys (AIza), Hugging Face (hf_), OpenAI (sk-), JWTs
 # (three base64url parts, the first a JSON header: eyJ), PEM private key blocks.
+PEM_BEGIN = "-----BEGIN "  # a private key block: the one token shape that spans lines
 _TOKEN = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}"
@@ -66,6 +67,12 @@ def redact_tokens(text: str) -> str:
     text = _TOKEN.sub(REDACTED, text)
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
     return _INLINE_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def redact_tokens_only(text: str) -> str:
+    """Token shapes in a bundle member's text, as redact_bytes does to its bytes (the same
+    string back, not a copy, when there is none)."""
+    return _TOKEN.sub(REDACTED, text)
 
 
 def redact_bytes(data: bytes) -> bytes:

@@ -256,6 +256,7 @@ PR_SET_CHILD_SUBREAPER = 36
 _tags = itertools.count(1)
 _running: set[int] = set()  # pids of commands still running: never swept as leftovers
 _running_lock = threading.Lock()
+_decoding = threading.Lock()
 _subreaper: bool | None = None
 
 
@@ -294,11 +295,14 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
             _running.discard(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
+    with _decoding:  # one output at a time is held twice (its bytes and its text), never several
+        stdout, out = out.decode("utf-8", errors="replace"), None
+        stderr, err = err.decode("utf-8", errors="replace"), None
     return CommandResult(
         argv=argv,
         rc=None if timed_out or over else proc.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
-        stderr=err.decode("utf-8", errors="replace"),
+        stdout=stdout,
+        stderr=stderr,
         duration=round(time.monotonic() - start, 4),
         timed_out=timed_out,
         error=f"{OUTPUT_OVER} {cap / (1 << 20):g} MiB (stopped reading, killed)" if over else "",
@@ -306,7 +310,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
 
 
 def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None):
-    """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over, timed_out)."""
+    """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over,
+    timed_out), out and err the buffers themselves (decoded once by the caller, never copied)."""
     buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     size = 0
     swept = False
@@ -316,7 +321,7 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
         while sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0 or (stop is not None and stop.is_set()):
-                return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), False, True
+                return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], False, True
             events = sel.select(min(left, _POLL_SECONDS))
             for key, _ in events:
                 data = os.read(key.fd, _READ_CHUNK)
@@ -328,11 +333,11 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
                 if on_stdout is not None and key.fd == proc.stdout.fileno():
                     on_stdout(data)
                 if size > cap:
-                    return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), True, False
+                    return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], True, False
             if not events and not swept and proc.poll() is not None:
                 _sweep(proc, tag)  # the command is done; a leftover holds the pipes open
                 swept = True
-    out, err = bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()])
+    out, err = buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()]
     try:
         proc.wait(timeout=max(deadline - time.monotonic(), 0))
     except subprocess.TimeoutExpired:
