@@ -120,3 +120,30 @@ def test_a_fleet_of_gutted_bundles_is_not_healthy(tmp_path, capsys):
     assert (code, data["verdict"]) == (3, "inconclusive")
     assert data["fleet"]["per_node"] == {}
     assert len(data["fleet"]["nodes_unreachable"]) == 20
+
+
+NOT_RECORDED = "not recorded in this bundle (index.json lists no such glob)"
+DROPPED_GLOBS = [  # (scenario, a glob of sample 0 dropped from the older index.json, the step left unknown)
+    ("roce-healthy", "/sys/class/infiniband/*/ports/*", "trunk.rdma_present"),
+    ("ib-healthy", "/sys/class/infiniband/*/ports/*", "trunk.rdma_present"),
+    ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/hw_counters/*", "roce.loss"),
+    # an ECN enable that cannot be read is unknown, not "off on every priority" (ecn_disabled)
+    ("roce-healthy", "/sys/class/net/enp60s0np0/ecn/roce_np/enable/*", "roce.ecn"),
+]
+
+
+@pytest.mark.parametrize(("scenario", "pattern", "step"), DROPPED_GLOBS)
+def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_path, capsys, scenario, pattern, step):
+    root = unpack(tmp_path, scenario, "b")
+    index = json.loads((root / "index.json").read_text())
+    del index["globs"]["0"][pattern]
+    (root / "index.json").write_text(json.dumps(index))
+    code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert (code, err, data["verdict"]) == (3, "", "inconclusive")
+    reasons = {row["node"]: row["reason"] for row in data["inconclusive"]}
+    if step == "roce.ecn":
+        assert reasons[step].startswith("roce.priority: ECN/DCQCN enable not readable on enp60s0np0: ")
+    else:
+        assert f"{pattern}: {NOT_RECORDED}" in reasons[step]
