@@ -8,11 +8,12 @@ emptied, cut or replaced by junk, members added, a folder or index.json or manif
 a JSON field of the wrong type, a sample dropped. Each is diagnosed in-process through the real
 Session. What the mutation touched is judged by the bundle's own index: damaging (manifest,
 index, or a member the index says a probe read), inert (nothing the index says was read). An
-older index lists no members, so the diagnosis itself is asked: the touched members (or the
-dropped glob) made unknown, does the verdict change? Damaging when it does (a decision reads
-them), inert when not; "cannot tell" is left for members added that the index says nothing of.
+older index lists no members, so the diagnosis itself is asked: what it read of the bundle
+(Bundle.member, traced), and with the touched members it read (or the dropped glob) made
+unknown, does the verdict change? Damaging when it does (a decision reads them), or when it read
+a member the recording never wrote; inert when it read none of them or its verdict stays.
 Passes when no mutation raises anything but a DoctorError (one line), none damaging is "healthy"
-and none inert changes the verdict.
+and none inert changes the verdict (a refusal aside: refusing a changed bundle is never wrong).
 Exports: a stored diagnosis with hostile text (ESC/OSC, C1, bidi, newlines, @everyone, Jira h1.,
 Markdown headings and links) in random fields, rendered in every format. Passes when none raises,
 none holds a raw control character and no line starts a heading, quote or list of the payload's.
@@ -42,6 +43,7 @@ from allreduce_doctor.errors import DoctorError  # noqa: E402
 from allreduce_doctor.export import render_export  # noqa: E402
 from allreduce_doctor.hosts.snapshot import SnapshotHost  # noqa: E402
 from allreduce_doctor.sanitize import terminal  # noqa: E402
+from allreduce_doctor.snapshot.bundle import Bundle  # noqa: E402
 from allreduce_doctor.session import Options, Session  # noqa: E402
 
 SCENARIOS = ROOT / "tests" / "fixtures" / "scenarios"
@@ -196,7 +198,19 @@ def _bases(work: Path) -> dict[tuple[str, str], Path]:
     return bases
 
 
+READ: set[str] = set()  # the members the last diagnosis asked its bundle for
+
+
+def _traced_member(self, name: str, _member=Bundle.member):
+    READ.add(name)
+    return _member(self, name)
+
+
+Bundle.member = _traced_member  # what a diagnosis read, asked of the reader itself
+
+
 def _verdict(doctor, root: Path) -> tuple[str, str]:
+    READ.clear()
     try:
         session = Session(doctor, SnapshotHost(root), Options("auto", 0, {}, bundle=str(root)))
         return session.diagnose().verdict, ""
@@ -231,16 +245,21 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
         kind = classify(indexes[key], changed, trees[key])
         verdict, trace = _verdict(doctor, root)
         if indexes[key].get("members") is None:  # an older bundle: ask the diagnosis what it read
+            read = READ & set(changed)
             if name == "drop a glob of sample 0":  # the dropped glob is unknown: its own unknown copy
                 kind = INERT if verdict == expected[key] else DAMAGING
-            elif kind == CANNOT_TELL and any(n in trees[key] for n in changed):
-                kind = decided_by(doctor, bases[key], changed, trees[key], work, expected[key])
+            elif kind == CANNOT_TELL and not read:  # the diagnosis never asked for what was touched
+                kind = INERT
+            elif kind == CANNOT_TELL and any(n in trees[key] for n in read):
+                kind = decided_by(doctor, bases[key], sorted(read), trees[key], work, expected[key])
+            elif kind == CANNOT_TELL:  # read members the recording never wrote: the index cannot vouch
+                kind = DAMAGING
         where = f"{key[0]} ({key[1]}) / {name} {' '.join(changed[:3])}"
         if trace or verdict == "refused (several lines)":
             failures.append(f"{where}: {verdict} {trace}")
         elif verdict == "healthy" and kind == DAMAGING:
             failures.append(f"{where}: healthy on damaging input")
-        elif kind == INERT and verdict != expected[key]:
+        elif kind == INERT and verdict not in (expected[key], "refused (one line)"):  # refusing a changed bundle is never wrong
             failures.append(f"{where}: inert mutation changed {expected[key]} to {verdict}")
         outcomes[(key[1], kind, verdict)] += 1
         shutil.rmtree(root, ignore_errors=True)
