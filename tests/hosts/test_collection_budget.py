@@ -125,11 +125,11 @@ def test_the_recording_holds_at_most_twice_what_the_tools_printed(tmp_path, out)
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
-    assert got["spent"] == 16 * MIB  # the tools filled the budget
+    assert 15 * MIB < got["spent"] <= 16 * MIB  # the tools filled the budget (a maps scan may hold a chunk of it a while)
     assert got["peak"] <= 2 * got["spent"], f"peak {got['peak'] / MIB:.1f} MiB for {got['spent'] / MIB:.0f} MiB of output"
 
 
-# --- the job's /proc/PID/maps scan (hosts/live.py _mapped_libs) ----------------------------------
+# --- the job's /proc/PID/maps scan (hosts/maps_scan.py) ------------------------------------------
 NCCL_LINE = b"7f1-7f2 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5\n"
 FILLER = b"7f0-7f1 r--p 0 08:01 9 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
 
@@ -144,31 +144,32 @@ def _maps(monkeypatch, tmp_path, data: bytes) -> None:
 
 
 def test_the_maps_scan_reads_a_chunk_at_a_time_and_finds_a_line_split_between_chunks(monkeypatch, tmp_path):
-    from allreduce_doctor.hosts import live
+    from allreduce_doctor.hosts import maps_scan
 
     _maps(monkeypatch, tmp_path, FILLER * 3 + NCCL_LINE)
-    monkeypatch.setattr(live, "_MAPS_CHUNK", 50)  # every line straddles a chunk boundary
+    monkeypatch.setattr(maps_scan, "_MAPS_CHUNK", 50)  # every line straddles a chunk boundary
     budget = OutputBudget(1000)
-    assert live._mapped_libs(99, budget) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [], "")
+    assert maps_scan.mapped_libs(99, budget) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [], "")
     assert budget.spent == 0  # scanned and dropped: only the paths are kept
 
 
 def test_a_maps_file_over_its_cap_is_scanned_to_the_cap_with_the_reason(monkeypatch, tmp_path):
-    from allreduce_doctor.hosts import live
+    from allreduce_doctor.hosts import maps_scan
 
-    _maps(monkeypatch, tmp_path, FILLER * 40 + NCCL_LINE)
-    monkeypatch.setattr(live, "MAX_MAPS_BYTES", 1 << 10)
-    monkeypatch.setattr(live, "_MAPS_CHUNK", 256)
-    assert live._mapped_libs(99, OutputBudget()) == ("", [], "/proc/99/maps over 0 MiB: only its first 0 MiB scanned")
+    _maps(monkeypatch, tmp_path, FILLER * ((1 << 20) // len(FILLER) + 1) + NCCL_LINE)  # libnccl past 1 MiB
+    monkeypatch.setattr(maps_scan, "MAX_MAPS_BYTES", 1 << 20)
+    budget = OutputBudget(4 << 20)
+    assert maps_scan.mapped_libs(99, budget) == ("", [], "/proc/99/maps over 1 MiB: only its first 1 MiB scanned")
+    assert budget.spent == 0
 
 
 def test_past_the_budget_the_maps_scan_stops_with_the_budgets_reason(monkeypatch, tmp_path):
-    from allreduce_doctor.hosts import live
+    from allreduce_doctor.hosts import maps_scan
 
     _maps(monkeypatch, tmp_path, FILLER * 4 + NCCL_LINE)
     budget = OutputBudget(1 << 20)
     budget.reserve(1 << 20)  # the endless tools took it all
-    assert live._mapped_libs(99, budget) == (
+    assert maps_scan.mapped_libs(99, budget) == (
         "", [], "collection over budget (1 MiB of output in all; /proc/99/maps scanned for 0 bytes)")
 
 

@@ -137,9 +137,9 @@ def test_enter_on_a_setting_opens_its_first_odd_node(fleet):
 
 def test_a_node_bundle_over_the_fleet_cap_is_refused_in_one_line(fleet, monkeypatch):
     from allreduce_doctor.errors import BundleError
-    from allreduce_doctor.fleet import analyze
+    from allreduce_doctor.hosts import budget
 
-    monkeypatch.setattr(analyze, "FLEET_BUNDLE_BYTES", 1 << 10)
+    monkeypatch.setattr(budget, "FLEET_BUNDLE_BYTES", 1 << 10)
     bundle = fleet[1]["gpu01"]
     with pytest.raises(BundleError) as err:
         FleetScreen(*fleet)._diagnose("gpu01")

@@ -26,8 +26,8 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
-from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.hosts.budget import OutputBudget
+from allreduce_doctor.hosts.maps_scan import mapped_libs
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
 PROCESS_SCAN_REUSE_S = 30.0  # a scan of /proc answers every probe of one sample asked within this
@@ -122,7 +122,7 @@ class LiveHost:
                 readable = True
             except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
                 env, readable = {}, False
-            nccl_lib, rdma_libs, maps_cut = _mapped_libs(proc.info["pid"], self.budget)
+            nccl_lib, rdma_libs, maps_cut = mapped_libs(proc.info["pid"], self.budget)
             maps_nccl = bool(nccl_lib)
             if not maps_nccl and not any(k.startswith("NCCL_") for k in env):
                 continue
@@ -181,59 +181,6 @@ def _read_file(path: str, limit: int) -> tuple[FileResult, int]:
     elif path == "/proc/cmdline":
         text = keep_cmdline(text)
     return FileResult(path, FILE_OK, text=text), len(data)
-
-
-# A process has at most vm.max_map_count mappings (65530 by default, Documentation/admin-guide/
-# sysctl/vm.rst), one line each in /proc/PID/maps (~100-200 bytes): 16 MiB holds the largest.
-MAX_MAPS_BYTES = 16 << 20
-_MAPS_CHUNK = 1 << 16
-
-
-def _mapped_libs(pid: int, budget: OutputBudget) -> tuple[str, list[str], str]:
-    """(libnccl path, RDMA userspace paths, why the scan was cut) mapped into pid: /proc/PID/maps
-    names the real files the process loaded, in its own mount namespace (proc(5)). NCCL dlopens
-    libibverbs.so[.1] at init (src/misc/ibvsymbols.cc), which loads the provider (libmlx5,
-    libbnxt_re, ...; rdma-core libibverbs/dynamic_driver.c). Scanned a chunk at a time, each drawn
-    from the collection's output budget and given back once scanned (only the paths are kept)."""
-    nccl, rdma, cut, scanned, tail = "", [], "", 0, b""
-    try:
-        with open(f"/proc/{pid}/maps", "rb") as fh:
-            while True:
-                granted = budget.reserve(_MAPS_CHUNK)
-                if not granted:
-                    cut = budget.reason(f"/proc/{pid}/maps scanned for {scanned} bytes")
-                    break
-                try:
-                    chunk = fh.read(min(granted, MAX_MAPS_BYTES - scanned))
-                finally:
-                    budget.settle(granted, 0)
-                if not chunk:
-                    break
-                scanned += len(chunk)
-                lines = (tail + chunk).split(b"\n")
-                tail = lines.pop()[-4096:]  # a partial line waits for the next chunk (bounded)
-                nccl = _scan_maps_lines(lines, nccl, rdma)
-                if scanned >= MAX_MAPS_BYTES:
-                    cut = f"/proc/{pid}/maps over {MAX_MAPS_BYTES >> 20} MiB: only its first {MAX_MAPS_BYTES >> 20} MiB scanned"
-                    break
-    except OSError:
-        return nccl, rdma[:32], cut
-    nccl = _scan_maps_lines([tail], nccl, rdma)
-    return nccl, rdma[:32], cut
-
-
-def _scan_maps_lines(lines: list[bytes], nccl: str, rdma: list[str]) -> str:
-    """Add the RDMA libraries these maps lines name to `rdma`; the libnccl path (the first found)."""
-    for line in lines:
-        path = line.rsplit(b" ", 1)[-1]
-        name = path.rsplit(b"/", 1)[-1]
-        if b"/libnccl" in path and not nccl:
-            nccl = path.decode("utf-8", "replace")[:512]
-        elif RDMA_LIB.search(name.decode("utf-8", "replace")):
-            decoded = path.decode("utf-8", "replace")[:512]
-            if decoded not in rdma and len(rdma) < 32:
-                rdma.append(decoded)
-    return nccl
 
 
 def _real_uid(proc) -> int | None:

@@ -159,7 +159,7 @@ class FleetScreen(Screen):
         """The node's Session and diagnosis: `diagnose --snapshot BUNDLE` with the fleet's fabric and
         answers, its bundle bounded as the fleet run bounds it (refused over the cap, in one line)."""
         from allreduce_doctor.doctor import Doctor
-        from allreduce_doctor.fleet.analyze import FLEET_BUNDLE_BYTES, OVER_FLEET_HINT
+        from allreduce_doctor.hosts.budget import FLEET_BUNDLE_BYTES, OVER_FLEET_HINT
         from allreduce_doctor.hosts.snapshot import SnapshotHost
         from allreduce_doctor.session import Options, Session
 
