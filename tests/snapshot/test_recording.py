@@ -214,8 +214,24 @@ def test_a_command_record_streamed_in_chunks_is_its_json_with_every_token_redact
     token = "ghp_" + "A1b2C3d4" * 5
     pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----"
     # a token after a space, and one at the end of a long run of token characters ("-" is one)
-    stdout = "port 1 \"quoted\" \\ tab\t é\n" * 3 + f"x {token} y\n" + "-" * 50 + token + "\n"
+    # and at a line's start, after a tab and after ESC: in the JSON "\\n", "\\t" and "\\u001b" end in a
+    # letter, so no word boundary comes before the token there (main at e59fbb4 let those through)
+    stdout = ("port 1 \"quoted\" \\ tab\t é\n" * 3 + f"x {token} y\n" + "-" * 50 + token + "\n"
+              + f"{token}\n\t{token}\x1b{token}\n")
     result = CommandResult(["tool"], 0, stdout=stdout, stderr=f"key:\n{pem}\ndone\n", duration=0.5)
     data = b"".join(redact_bytes(c) for c in recording.command_record(result))
     assert json.loads(data) == dict(result.to_dict(), stdout=stdout.replace(token, "<redacted>"),
                                     stderr="key:\n<redacted>\ndone\n")
+
+
+def test_a_recorded_command_keeps_no_token_that_starts_a_line(tmp_path):
+    from allreduce_doctor.hosts.base import CommandResult
+
+    token = "glpat-" + "x1Y2z3W4" * 3
+    inner = FakeHost(commands={(0, "tool/all"): CommandResult(["tool"], 0, stdout=f"header\n{token}\n\t{token}\n")})
+    recorder = RecordingHost(inner, tmp_path / "b")
+    recorder.run(["tool"], 5, "tool/all")
+    recorder.finish("none", "", {})
+    member = (tmp_path / "b" / "commands/tool/all.json").read_bytes()
+    assert token.encode() not in member
+    assert json.loads(member)["stdout"] == "header\n<redacted>\n\t<redacted>\n"
