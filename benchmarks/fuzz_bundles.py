@@ -120,6 +120,10 @@ def touched(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
 
 
 DAMAGING, INERT, CANNOT_TELL = "damaging", "inert", "cannot tell (older index)"
+# an older bundle's inert mutations, by why: the diagnosis never asked for what was touched, or
+# it did and the verdict stays with it unknown (no decision on the path reads it)
+NEVER_READ, NO_DECISION = "inert: never read", "inert: no decision reads it"
+INERTS = (INERT, NEVER_READ, NO_DECISION)
 
 
 def classify(index: dict, names: list[str], before: dict) -> str:
@@ -173,7 +177,7 @@ def decided_by(doctor, base: Path, names: list[str], before: dict, work: Path, e
         verdict = _verdict(doctor, root)[0]
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return INERT if verdict == expected else DAMAGING
+    return NO_DECISION if verdict == expected else DAMAGING
 
 
 # --- the bases: today's recordings and the stored fixtures (older bundles) ------------------
@@ -199,6 +203,7 @@ def _bases(work: Path) -> dict[tuple[str, str], Path]:
 
 
 READ: set[str] = set()  # the members the last diagnosis asked its bundle for
+EXAMPLES: dict[tuple, list[str]] = {}  # (how, kind, verdict) -> the mutations counted there
 
 
 def _traced_member(self, name: str, _member=Bundle.member):
@@ -247,9 +252,9 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
         if indexes[key].get("members") is None:  # an older bundle: ask the diagnosis what it read
             read = READ & set(changed)
             if name == "drop a glob of sample 0":  # the dropped glob is unknown: its own unknown copy
-                kind = INERT if verdict == expected[key] else DAMAGING
+                kind = NO_DECISION if verdict == expected[key] else DAMAGING
             elif kind == CANNOT_TELL and not read:  # the diagnosis never asked for what was touched
-                kind = INERT
+                kind = NEVER_READ
             elif kind == CANNOT_TELL and any(n in trees[key] for n in read):
                 kind = decided_by(doctor, bases[key], sorted(read), trees[key], work, expected[key])
             elif kind == CANNOT_TELL:  # read members the recording never wrote: the index cannot vouch
@@ -259,9 +264,10 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
             failures.append(f"{where}: {verdict} {trace}")
         elif verdict == "healthy" and kind == DAMAGING:
             failures.append(f"{where}: healthy on damaging input")
-        elif kind == INERT and verdict not in (expected[key], "refused (one line)"):  # refusing a changed bundle is never wrong
+        elif kind in INERTS and verdict not in (expected[key], "refused (one line)"):  # refusing a changed bundle is never wrong
             failures.append(f"{where}: inert mutation changed {expected[key]} to {verdict}")
         outcomes[(key[1], kind, verdict)] += 1
+        EXAMPLES.setdefault((key[1], kind, verdict), []).append(where)
         shutil.rmtree(root, ignore_errors=True)
     return outcomes, failures
 
@@ -349,13 +355,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bundles", type=int, default=500)
     p.add_argument("--exports", type=int, default=100)
     p.add_argument("--seed", type=int, default=15)
+    p.add_argument("--examples", type=int, default=0, metavar="N", help="print N mutations of each outcome")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fuzz-bundles-") as work:
         bundle_outcomes, bundle_failures = fuzz_bundles(args.bundles, args.seed, Path(work))
     export_outcomes, export_failures = fuzz_exports(args.exports, args.seed)
     print(f"{args.bundles} mutated bundles (how the base was written, mutation, verdict):")
     for (how, kind, verdict), n in sorted(bundle_outcomes.items()):
-        print(f"  {how:9} {kind:26} {verdict:20} {n}")
+        print(f"  {how:9} {kind:28} {verdict:20} {n}")
+        for where in EXAMPLES[(how, kind, verdict)][:args.examples]:
+            print(f"      e.g. {where}")
     print(f"{args.exports} hostile exports x {len(FORMATS)} formats: {dict(sorted(export_outcomes.items()))}")
     for line in (bundle_failures + export_failures)[:20]:
         print("FAIL", line)
