@@ -147,3 +147,13 @@ def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_p
         assert reasons[step].startswith("roce.priority: ECN/DCQCN enable not readable on enp60s0np0: ")
     else:
         assert f"{pattern}: {NOT_RECORDED}" in reasons[step]
+
+
+def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_off(tmp_path, capsys):
+    """The ECN enable of NCCL's priority (3) filled with junk: the old index cannot vouch for it,
+    the parser cannot read it, so ECN on that priority is unknown (it read as "off": ecn_disabled)."""
+    root = unpack(tmp_path, "roce-healthy", "b")
+    (root / "files/sys/class/net/enp60s0np0/ecn/roce_rp/enable/3").write_bytes(b"\x01junk\xff")
+    code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert (code, data["verdict"], [row["node"] for row in data["inconclusive"]]) == (3, "inconclusive", ["roce.ecn"])

@@ -147,7 +147,7 @@ def _unread_prios(record: dict | None) -> list[int]:
 def _ecn_on(row: dict, prio: int) -> bool | None:
     """ECN on for `prio` at both the notification and the reaction point; None when an enable
     that decides it was not read."""
-    found = [True if prio in row[on] else None if prio in row[on + "_unread"] else False for on in ("ecn_np", "ecn_rp")]
+    found = [True if prio in row[on] else None if prio in row.get(on + "_unread", ()) else False for on in ("ecn_np", "ecn_rp")]
     return False if False in found else None if None in found else True
 
 
@@ -287,7 +287,7 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_lossy": policy.get("roce_mode") == "lossy",
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
-            "ecn_np_unread": ecn["ecn_np_unread"], "ecn_rp_unread": ecn["ecn_rp_unread"],
+            **{k: v for k, v in ecn.items() if k.endswith("_unread") and v},  # only when some enable was not read
             "ecn_on_priority": ecn_on,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
             **_off_declared(policy, prio, pfc),
@@ -409,7 +409,7 @@ def _ecn_off(row: dict, prio: int | None) -> bool | None:
         return None if row.get("ecn_on_priority") is None else not row["ecn_on_priority"]
     if prio is None:
         return None
-    on = _ecn_on({"ecn_np_unread": [], "ecn_rp_unread": [], **row}, prio)
+    on = _ecn_on(row, prio)
     return None if on is None else not on
 
 
