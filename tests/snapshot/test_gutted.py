@@ -129,7 +129,11 @@ DROPPED_GLOBS = [  # (scenario, a glob of sample 0 dropped from the older index.
     ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/hw_counters/*", "roce.loss"),
     # an ECN enable that cannot be read is unknown, not "off on every priority" (ecn_disabled)
     ("roce-healthy", "/sys/class/net/enp60s0np0/ecn/roce_np/enable/*", "roce.ecn"),
+    # a GID table that was not read is unknown, not "no routable GID at NCCL's index" (wrong_gid_index)
+    ("roce-healthy", "/sys/class/infiniband/mlx5_0/ports/1/gids/*", "roce.gid_index"),
+    ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/gid_attrs/types/*", "roce.gid_index"),
 ]
+UNDECIDED = "the observed values could not decide it (a value it needs is null or absent)"
 
 
 @pytest.mark.parametrize(("scenario", "pattern", "step"), DROPPED_GLOBS)
@@ -145,15 +149,23 @@ def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_p
     reasons = {row["node"]: row["reason"] for row in data["inconclusive"]}
     if step == "roce.ecn":
         assert reasons[step].startswith("roce.priority: ECN/DCQCN enable not readable on enp60s0np0: ")
+    elif step == "roce.gid_index":
+        assert reasons[step] == UNDECIDED
     else:
         assert f"{pattern}: {NOT_RECORDED}" in reasons[step]
 
 
-def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_off(tmp_path, capsys):
-    """The ECN enable of NCCL's priority (3) filled with junk: the old index cannot vouch for it,
-    the parser cannot read it, so ECN on that priority is unknown (it read as "off": ecn_disabled)."""
+JUNK = [  # (a member a decision reads, filled with junk: the old index cannot vouch for it, the parser cannot read it)
+    ("files/sys/class/net/enp60s0np0/ecn/roce_rp/enable/3", ["roce.ecn"]),  # was "off": ecn_disabled
+    ("files/sys/class/infiniband/mlx5_7/ports/1/gids/3", ["roce.gid_index"]),  # was wrong_gid_index
+]
+
+
+@pytest.mark.parametrize(("member", "steps"), JUNK)
+def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_a_fault(tmp_path, capsys, member, steps):
     root = unpack(tmp_path, "roce-healthy", "b")
-    (root / "files/sys/class/net/enp60s0np0/ecn/roce_rp/enable/3").write_bytes(b"\x01junk\xff")
+    (root / member).write_bytes(b"\x01junk\xff")
     code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
-    assert (code, data["verdict"], [row["node"] for row in data["inconclusive"]]) == (3, "inconclusive", ["roce.ecn"])
+    assert (code, data["verdict"]) == (3, "inconclusive")
+    assert set(steps) <= {row["node"] for row in data["inconclusive"]}
