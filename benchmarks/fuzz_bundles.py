@@ -7,9 +7,13 @@ stored in tests/fixtures, written by older ones) with one damage each: a member 
 emptied, cut or replaced by junk, members added, a folder or index.json or manifest.json removed,
 a JSON field of the wrong type, a sample dropped. Each is diagnosed in-process through the real
 Session. What the mutation touched is judged by the bundle's own index: damaging (manifest,
-index, or a member the index says a probe read), inert (nothing the index says was read), or,
-for an older index that lists no members, cannot tell. Passes when no mutation raises anything
-but a DoctorError (one line), none damaging is "healthy" and none inert changes the verdict.
+index, or a member the index says a probe read), inert (nothing the index says was read). An
+older index lists no members, so the diagnosis itself is asked: what it read of the bundle
+(Bundle.member, traced), and with the touched members it read (or the dropped glob) made
+unknown, does the verdict change? Damaging when it does (a decision reads them), or when it read
+a member the recording never wrote; inert when it read none of them or its verdict stays.
+Passes when no mutation raises anything but a DoctorError (one line), none damaging is "healthy"
+and none inert changes the verdict (a refusal aside: refusing a changed bundle is never wrong).
 Exports: a stored diagnosis with hostile text (ESC/OSC, C1, bidi, newlines, @everyone, Jira h1.,
 Markdown headings and links) in random fields, rendered in every format. Passes when none raises,
 none holds a raw control character and no line starts a heading, quote or list of the payload's.
@@ -39,6 +43,7 @@ from allreduce_doctor.errors import DoctorError  # noqa: E402
 from allreduce_doctor.export import render_export  # noqa: E402
 from allreduce_doctor.hosts.snapshot import SnapshotHost  # noqa: E402
 from allreduce_doctor.sanitize import terminal  # noqa: E402
+from allreduce_doctor.snapshot.bundle import Bundle  # noqa: E402
 from allreduce_doctor.session import Options, Session  # noqa: E402
 
 SCENARIOS = ROOT / "tests" / "fixtures" / "scenarios"
@@ -115,14 +120,17 @@ def touched(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
 
 
 DAMAGING, INERT, CANNOT_TELL = "damaging", "inert", "cannot tell (older index)"
+# an older bundle's inert mutations, by why: the diagnosis never asked for what was touched, or
+# it did and the verdict stays with it unknown (no decision on the path reads it)
+NEVER_READ, NO_DECISION = "inert: never read", "inert: no decision reads it"
+INERTS = (INERT, NEVER_READ, NO_DECISION)
 
 
-def classify(index: dict, names: list[str], read_here: re.Pattern, before: dict) -> str:
+def classify(index: dict, names: list[str], before: dict) -> str:
     """Damaging: the mutation touched manifest.json, index.json or a member the index says a probe
-    read (an index with `members` lists every one). An older index lists only its globs' paths
-    and failed reads: such a member is damaging when a probe this diagnosis runs reads it
-    (`read_here`, from the probe specs), inert when none does; of other members it cannot tell.
-    A member added where the index records the read as failed is inert: the entry answers."""
+    read (an index with `members` lists every one). An older index lists no members: a member
+    added where it records the read as failed is inert (the entry answers); of a member deleted
+    or rewritten it cannot tell, and decided_by() asks the diagnosis itself."""
     if not names:
         return INERT
     if {"manifest.json", "index.json"} & set(names):
@@ -130,33 +138,46 @@ def classify(index: dict, names: list[str], read_here: re.Pattern, before: dict)
     listed = index.get("members")
     if listed is not None:
         return DAMAGING if any(name in listed for name in names) else INERT
-    kinds = {_older_kind(index, name, read_here, name in before) for name in names}
-    return DAMAGING if DAMAGING in kinds else CANNOT_TELL if CANNOT_TELL in kinds else INERT
-
-
-def _older_kind(index: dict, name: str, read_here: re.Pattern, existed: bool) -> str:
-    sample, _, rest = ("0", "", name) if not name.startswith("samples/") else name[8:].partition("/")
-    if not rest.startswith("files/"):
-        return CANNOT_TELL  # an older index records no command it ran
-    path = rest[5:]
-    if not existed:  # added: a failed read the index records is answered from the index
-        return INERT if path in index.get("reads", {}).get(sample, {}) else CANNOT_TELL
-    globbed = {p for paths in index.get("globs", {}).get(sample, {}).values() for p in paths}
-    if path not in globbed:
+    if any(name in before for name in names):
         return CANNOT_TELL
-    return DAMAGING if read_here.fullmatch(path) else INERT
+    reads = index.get("reads", {})
+    return INERT if all(_sample_of(n)[1].startswith("files/") and _sample_of(n)[1][5:] in reads.get(_sample_of(n)[0], {})
+                        for n in names) else CANNOT_TELL
 
 
-def read_by(doctor, fabric: str) -> re.Pattern:
-    """The paths the probes of a diagnosis of this fabric read (their specs' templates)."""
-    from allreduce_doctor.probes.runner import plan
+def _sample_of(name: str) -> tuple[str, str]:
+    """('N', the rest) of a member name: samples/N/files/... or files/... (sample 0)."""
+    if not name.startswith("samples/"):
+        return "0", name
+    sample, _, rest = name[8:].partition("/")
+    return sample, rest
 
-    facts = doctor.facts_for(fabric if fabric in ("ib", "roce") else None) | {"node.fabric"}
-    templates = {t for spec in plan(doctor.catalogue, facts) if spec.kind in ("file", "files", "glob")
-                 for t in spec.touches()}
-    parts = ["".join("[^/]+" if piece.startswith("{") else "[^/]*" if piece == "*" else re.escape(piece)
-                     for piece in re.split(r"(\{[^}]+\}|\*)", t) if piece) for t in sorted(templates)]
-    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+UNREAD = {"status": "error", "reason": "damaged (fuzz: made unknown)"}
+
+
+def decided_by(doctor, base: Path, names: list[str], before: dict, work: Path, expected: str) -> str:
+    """For an older bundle, which cannot vouch for its members: whether a decision reads what the
+    mutation touched, asked of the diagnosis itself. The touched members are made unknown (deleted,
+    their reads recorded as failed); the verdict of that copy differs from the base's exactly when
+    some step on the path needed one of them (unknown on the path is inconclusive, DESIGN.md's
+    truth rules): damaging then, inert (no decision reads it) otherwise. A dropped glob is its own
+    unknown copy (hosts/snapshot.py GlobNotRecorded): the mutated bundle is diagnosed as it is."""
+    existing = [n for n in names if n in before]
+    root = work / "unknown"
+    shutil.copytree(base, root, copy_function=os.link)
+    try:
+        index = json.loads((root / "index.json").read_text())
+        for name in existing:
+            (root / name).unlink()
+            sample, rest = _sample_of(name)
+            if rest.startswith("files/"):
+                index.setdefault("reads", {}).setdefault(sample, {})[rest[5:]] = dict(UNREAD)
+        _rewrite(root / "index.json", json.dumps(index).encode())
+        verdict = _verdict(doctor, root)[0]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return NO_DECISION if verdict == expected else DAMAGING
 
 
 # --- the bases: today's recordings and the stored fixtures (older bundles) ------------------
@@ -181,7 +202,20 @@ def _bases(work: Path) -> dict[tuple[str, str], Path]:
     return bases
 
 
+READ: set[str] = set()  # the members the last diagnosis asked its bundle for
+EXAMPLES: dict[tuple, list[str]] = {}  # (how, kind, verdict) -> the mutations counted there
+
+
+def _traced_member(self, name: str, _member=Bundle.member):
+    READ.add(name)
+    return _member(self, name)
+
+
+Bundle.member = _traced_member  # what a diagnosis read, asked of the reader itself
+
+
 def _verdict(doctor, root: Path) -> tuple[str, str]:
+    READ.clear()
     try:
         session = Session(doctor, SnapshotHost(root), Options("auto", 0, {}, bundle=str(root)))
         return session.diagnose().verdict, ""
@@ -201,9 +235,6 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
     expected = {key: _verdict(doctor, root)[0] for key, root in bases.items()}
     indexes = {key: json.loads((root / "index.json").read_text()) for key, root in bases.items()}
     trees = {key: _tree(root) for key, root in bases.items()}
-    fabrics = {json.loads((root / "manifest.json").read_text())["fabric"] for root in bases.values()}
-    read_here = {fabric: read_by(doctor, fabric) for fabric in fabrics}
-    fabric_of = {key: json.loads((root / "manifest.json").read_text())["fabric"] for key, root in bases.items()}
     outcomes: Counter = Counter()
     failures: list[str] = []
     names, keys = sorted(MUTATIONS), sorted(bases)
@@ -216,16 +247,27 @@ def fuzz_bundles(count: int, seed: int, work: Path) -> tuple[Counter, list[str]]
         except (FileNotFoundError, IndexError, ValueError, KeyError):
             pass  # nothing of that kind in this bundle: the copy is diagnosed as it is
         changed = touched(trees[key], _tree(root))
-        kind = classify(indexes[key], changed, read_here[fabric_of[key]], trees[key])
+        kind = classify(indexes[key], changed, trees[key])
         verdict, trace = _verdict(doctor, root)
+        if indexes[key].get("members") is None:  # an older bundle: ask the diagnosis what it read
+            read = READ & set(changed)
+            if name == "drop a glob of sample 0":  # the dropped glob is unknown: its own unknown copy
+                kind = NO_DECISION if verdict == expected[key] else DAMAGING
+            elif kind == CANNOT_TELL and not read:  # the diagnosis never asked for what was touched
+                kind = NEVER_READ
+            elif kind == CANNOT_TELL and any(n in trees[key] for n in read):
+                kind = decided_by(doctor, bases[key], sorted(read), trees[key], work, expected[key])
+            elif kind == CANNOT_TELL:  # read members the recording never wrote: the index cannot vouch
+                kind = DAMAGING
         where = f"{key[0]} ({key[1]}) / {name} {' '.join(changed[:3])}"
         if trace or verdict == "refused (several lines)":
             failures.append(f"{where}: {verdict} {trace}")
         elif verdict == "healthy" and kind == DAMAGING:
             failures.append(f"{where}: healthy on damaging input")
-        elif kind == INERT and verdict != expected[key]:
+        elif kind in INERTS and verdict not in (expected[key], "refused (one line)"):  # refusing a changed bundle is never wrong
             failures.append(f"{where}: inert mutation changed {expected[key]} to {verdict}")
         outcomes[(key[1], kind, verdict)] += 1
+        EXAMPLES.setdefault((key[1], kind, verdict), []).append(where)
         shutil.rmtree(root, ignore_errors=True)
     return outcomes, failures
 
@@ -313,13 +355,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bundles", type=int, default=500)
     p.add_argument("--exports", type=int, default=100)
     p.add_argument("--seed", type=int, default=15)
+    p.add_argument("--examples", type=int, default=0, metavar="N", help="print N mutations of each outcome")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fuzz-bundles-") as work:
         bundle_outcomes, bundle_failures = fuzz_bundles(args.bundles, args.seed, Path(work))
     export_outcomes, export_failures = fuzz_exports(args.exports, args.seed)
     print(f"{args.bundles} mutated bundles (how the base was written, mutation, verdict):")
     for (how, kind, verdict), n in sorted(bundle_outcomes.items()):
-        print(f"  {how:9} {kind:26} {verdict:20} {n}")
+        print(f"  {how:9} {kind:28} {verdict:20} {n}")
+        for where in EXAMPLES[(how, kind, verdict)][:args.examples]:
+            print(f"      e.g. {where}")
     print(f"{args.exports} hostile exports x {len(FORMATS)} formats: {dict(sorted(export_outcomes.items()))}")
     for line in (bundle_failures + export_failures)[:20]:
         print("FAIL", line)

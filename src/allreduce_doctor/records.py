@@ -19,6 +19,12 @@ FILE_ERROR = "error"  # any other read failure (EINVAL on empty GID slots, EIO o
 MAX_FILE_BYTES = 1 << 20  # sysfs files are tiny; /proc/cmdline too. Anything bigger is refused.
 
 
+class GlobNotRecorded(LookupError):
+    """A glob a bundle never recorded: what it would list is unknown (str(err) says why). An
+    empty list would say the hardware is absent, that is healthy; probes/execute.py makes the
+    probe that asked unknown instead."""
+
+
 @dataclass
 class FileResult:
     path: str
@@ -77,6 +83,7 @@ class ProcessInfo:
     nccl_lib: str = ""  # the libnccl file mapped (its name carries the version: libnccl.so.2.21.5)
     rdma_libs: list[str] = field(default_factory=list)  # libibverbs and verbs providers mapped (/proc/PID/maps)
     uid: int | None = None  # real uid: NCCL reads ~/.nccl.conf of getpwuid(getuid()) (src/misc/param.cc)
+    maps_cut: str = ""  # why /proc/PID/maps was not scanned whole (its size cap, the output budget)
 
     def to_dict(self) -> dict:
         return as_plain(self)

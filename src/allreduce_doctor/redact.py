@@ -35,6 +35,7 @@ _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PWD|CREDENTIAL|AUTH(?!OR)|COOKIE|
 # Token shapes: GitHub (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), GitLab (glpat-), Slack (xox?-),
 # AWS access key ids (AKIA/ASIA), Google API keys (AIza), Hugging Face (hf_), OpenAI (sk-), JWTs
 # (three base64url parts, the first a JSON header: eyJ), PEM private key blocks.
+PEM_BEGIN = "-----BEGIN "  # a private key block: the one token shape that spans lines
 _TOKEN = re.compile(
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
     r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}"
@@ -43,7 +44,11 @@ _TOKEN = re.compile(
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
     re.S,
 )
-_TOKEN_BYTES = re.compile(_TOKEN.pattern.encode(), re.S)
+# In a bundle member a token may follow a JSON escape: "line\nghp_..." has no word boundary
+# between the escape's letter and the token. The bytes pattern drops the leading boundaries and
+# _starts_token() judges each (rare) match, an escape (\n \t \r \b \f \uXXXX) counting as one.
+_TOKEN_BYTES = re.compile(_TOKEN.pattern.replace("|\\b", "|").encode(), re.S)
+_ESCAPE_BEFORE = re.compile(rb"(?:\\[nrtbf]|\\u[0-9a-fA-F]{4})\Z")
 # name=value / name: value inside a value or a line, where the name says secret
 _INLINE_SECRET = re.compile(
     r"((?:password|passwd|pwd|token|secret|api_?key|access_?key|credentials?|auth)\w*\s*[=:]\s*)([^\s&,;\"']+)", re.I)
@@ -68,9 +73,25 @@ def redact_tokens(text: str) -> str:
     return _INLINE_SECRET.sub(lambda m: m.group(1) + REDACTED, text)
 
 
+def redact_tokens_only(text: str) -> str:
+    """Token shapes in a bundle member's text, as redact_bytes does to its bytes (the same
+    string back, not a copy, when there is none)."""
+    return _TOKEN.sub(REDACTED, text)
+
+
 def redact_bytes(data: bytes) -> bytes:
     """Token shapes in a bundle member (any bytes, JSON included): nothing else is changed."""
-    return _TOKEN_BYTES.sub(REDACTED.encode(), data) if _TOKEN_BYTES.search(data) else data
+    if not _TOKEN_BYTES.search(data):
+        return data
+    return _TOKEN_BYTES.sub(lambda m: REDACTED.encode() if _starts_token(data, m.start()) else m.group(0), data)
+
+
+def _starts_token(data: bytes, at: int) -> bool:
+    """Whether a match at `at` begins a token: a private key block, or a shape after a non-word
+    byte (the text's own word boundary) or after a JSON escape."""
+    if data.startswith(b"-----BEGIN", at) or at == 0 or not (data[at - 1:at].isalnum() or data[at - 1:at] == b"_"):
+        return True
+    return bool(_ESCAPE_BEFORE.search(data, max(at - 6, 0), at))
 
 
 def redact_value(name: str, value: str) -> str:

@@ -173,7 +173,8 @@ def test_one_process_scan_serves_every_probe_of_a_sample(monkeypatch):
 def test_maps_name_libnccl_and_the_rdma_userspace(monkeypatch, tmp_path):
     import builtins
 
-    from allreduce_doctor.hosts import live
+    from allreduce_doctor.hosts import maps_scan
+    from allreduce_doctor.hosts.budget import OutputBudget
 
     maps = tmp_path / "maps"
     maps.write_bytes(b"7f1-7f2 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5\n"
@@ -181,4 +182,4 @@ def test_maps_name_libnccl_and_the_rdma_userspace(monkeypatch, tmp_path):
                      b"7f7-7f8 r-xp 0 08:01 4 /usr/lib/x86_64-linux-gnu/libmlx5dv-not-a-provider.so\n")
     real_open = builtins.open
     monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(maps if path == "/proc/99/maps" else path, *a, **k))
-    assert live._mapped_libs(99) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [VERBS, MLX5])
+    assert maps_scan.mapped_libs(99, OutputBudget()) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [VERBS, MLX5], "")

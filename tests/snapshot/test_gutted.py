@@ -60,6 +60,8 @@ REFUSED = [
     (no_index, "no index.json; " + DAMAGED),
     (only_manifest, "no index.json; " + DAMAGED),
     (empty_index, "index.json records no glob of the first sample (the interfaces and ports); " + DAMAGED),
+    # the older writer made samples/N/ only for the samples the manifest lists
+    (one_sample_listed, "'samples/1/' holds a sample manifest.json does not list; " + DAMAGED),
 ]
 # these bundles (tests/fixtures, written before index.json listed its members) lose paths their
 # globs listed: refused on the first such read. The member list of newer bundles: test_complete.py
@@ -70,7 +72,7 @@ LOST_GLOBBED = [  # (gut, scenario, the first path the replay misses)
     (no_files, "roce-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
     (no_second_sample, "roce-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request"),
 ]
-UNKNOWN = [no_commands, one_sample_listed]
+UNKNOWN = [no_commands]
 
 
 def diagnose(capsys, root: Path) -> tuple[int, str, str]:
@@ -119,3 +121,52 @@ def test_a_fleet_of_gutted_bundles_is_not_healthy(tmp_path, capsys):
     assert (code, data["verdict"]) == (3, "inconclusive")
     assert data["fleet"]["per_node"] == {}
     assert len(data["fleet"]["nodes_unreachable"]) == 20
+
+
+NOT_RECORDED = "not recorded in this bundle (index.json lists no such glob)"
+DROPPED_GLOBS = [  # (scenario, a glob of sample 0 dropped from the older index.json, the step left unknown)
+    ("roce-healthy", "/sys/class/infiniband/*/ports/*", "trunk.rdma_present"),
+    ("ib-healthy", "/sys/class/infiniband/*/ports/*", "trunk.rdma_present"),
+    ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/hw_counters/*", "roce.loss"),
+    # an ECN enable that cannot be read is unknown, not "off on every priority" (ecn_disabled)
+    ("roce-healthy", "/sys/class/net/enp60s0np0/ecn/roce_np/enable/*", "roce.ecn"),
+    # a GID table that was not read is unknown, not "no routable GID at NCCL's index" (wrong_gid_index)
+    ("roce-healthy", "/sys/class/infiniband/mlx5_0/ports/1/gids/*", "roce.gid_index"),
+    ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/gid_attrs/types/*", "roce.gid_index"),
+]
+UNDECIDED = "the observed values could not decide it (a value it needs is null or absent)"
+
+
+@pytest.mark.parametrize(("scenario", "pattern", "step"), DROPPED_GLOBS)
+def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_path, capsys, scenario, pattern, step):
+    root = unpack(tmp_path, scenario, "b")
+    index = json.loads((root / "index.json").read_text())
+    del index["globs"]["0"][pattern]
+    (root / "index.json").write_text(json.dumps(index))
+    code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert (code, err, data["verdict"]) == (3, "", "inconclusive")
+    reasons = {row["node"]: row["reason"] for row in data["inconclusive"]}
+    if step == "roce.ecn":
+        assert reasons[step].startswith("roce.priority: ECN/DCQCN enable not readable on enp60s0np0: ")
+    elif step == "roce.gid_index":
+        assert reasons[step] == UNDECIDED
+    else:
+        assert f"{pattern}: {NOT_RECORDED}" in reasons[step]
+
+
+JUNK = [  # (a member a decision reads, filled with junk: the old index cannot vouch for it, the parser cannot read it)
+    ("files/sys/class/net/enp60s0np0/ecn/roce_rp/enable/3", ["roce.ecn"]),  # was "off": ecn_disabled
+    ("files/sys/class/infiniband/mlx5_7/ports/1/gids/3", ["roce.gid_index"]),  # was wrong_gid_index
+]
+
+
+@pytest.mark.parametrize(("member", "steps"), JUNK)
+def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_a_fault(tmp_path, capsys, member, steps):
+    root = unpack(tmp_path, "roce-healthy", "b")
+    (root / member).write_bytes(b"\x01junk\xff")
+    code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert (code, data["verdict"]) == (3, "inconclusive")
+    assert set(steps) <= {row["node"] for row in data["inconclusive"]}

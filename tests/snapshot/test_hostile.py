@@ -10,6 +10,7 @@ import pytest
 from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
 
 from allreduce_doctor.errors import BundleError
+from allreduce_doctor.hosts.base import GlobNotRecorded
 from allreduce_doctor.hosts.snapshot import UNRECORDED_TOOL, SnapshotHost
 from allreduce_doctor.snapshot.names import NOT_CAPTURED
 from allreduce_doctor.snapshot import bundle as bundle_mod
@@ -264,7 +265,9 @@ def test_directory_total_over_the_limit_is_refused(tmp_path):
 
 def test_directory_with_a_short_index_answers_from_its_members(tmp_path):
     host = SnapshotHost(make_dir_bundle(tmp_path / "b"))
-    assert host.glob("/sys/*") == [] and host.processes() == []
+    assert host.processes() == []
+    with pytest.raises(GlobNotRecorded):
+        host.glob("/sys/*")
     # A tool the index never looked up is not "not installed": running it says it was not captured.
     assert host.which("ibstat") == UNRECORDED_TOOL
     assert host.run(["ibstat"], 5, "rdma_ibstat/all").error == NOT_CAPTURED

@@ -13,6 +13,7 @@ from allreduce_doctor.hosts.base import FileResult
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.snapshot.names import command_key, command_member, file_member
+from allreduce_doctor.redact import redact_bytes
 from allreduce_doctor.snapshot.writer import MemberWriter
 
 
@@ -202,3 +203,35 @@ def test_a_failed_move_is_a_bundle_error_and_leaves_nothing(tmp_path, monkeypatc
         recorder.finish("ib", "", {})
     assert str(caught.value) == f"{out}: cannot write the bundle (No space left on device); check free space and permissions"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 16])
+def test_a_command_record_streamed_in_chunks_is_its_json_with_every_token_redacted(monkeypatch, chunk):
+    from allreduce_doctor.hosts import recording
+    from allreduce_doctor.hosts.base import CommandResult
+
+    monkeypatch.setattr(recording, "STREAM_CHUNK", chunk)
+    token = "ghp_" + "A1b2C3d4" * 5
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----"
+    # a token after a space, and one at the end of a long run of token characters ("-" is one)
+    # and at a line's start, after a tab and after ESC: in the JSON "\\n", "\\t" and "\\u001b" end in a
+    # letter, so no word boundary comes before the token there (main at e59fbb4 let those through)
+    stdout = ("port 1 \"quoted\" \\ tab\t é\n" * 3 + f"x {token} y\n" + "-" * 50 + token + "\n"
+              + f"{token}\n\t{token}\x1b{token}\n")
+    result = CommandResult(["tool"], 0, stdout=stdout, stderr=f"key:\n{pem}\ndone\n", duration=0.5)
+    data = b"".join(redact_bytes(c) for c in recording.command_record(result))
+    assert json.loads(data) == dict(result.to_dict(), stdout=stdout.replace(token, "<redacted>"),
+                                    stderr="key:\n<redacted>\ndone\n")
+
+
+def test_a_recorded_command_keeps_no_token_that_starts_a_line(tmp_path):
+    from allreduce_doctor.hosts.base import CommandResult
+
+    token = "glpat-" + "x1Y2z3W4" * 3
+    inner = FakeHost(commands={(0, "tool/all"): CommandResult(["tool"], 0, stdout=f"header\n{token}\n\t{token}\n")})
+    recorder = RecordingHost(inner, tmp_path / "b")
+    recorder.run(["tool"], 5, "tool/all")
+    recorder.finish("none", "", {})
+    member = (tmp_path / "b" / "commands/tool/all.json").read_bytes()
+    assert token.encode() not in member
+    assert json.loads(member)["stdout"] == "header\n<redacted>\n\t<redacted>\n"

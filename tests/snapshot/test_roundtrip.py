@@ -10,7 +10,7 @@ import zlib
 import pytest
 from tests.snapshot.snapshot_helpers import FakeHost
 
-from allreduce_doctor.hosts.base import CommandResult, FileResult, Host, HostIdentity, ProcessInfo
+from allreduce_doctor.hosts.base import CommandResult, FileResult, GlobNotRecorded, Host, HostIdentity, ProcessInfo
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.hosts.snapshot import UNRECORDED_TOOL, SnapshotHost
 
@@ -111,7 +111,8 @@ def test_failures_and_absences_replay_as_recorded(tmp_path):
         ["nvidia-smi", "topo", "-m"], None, error="not captured in the bundle")
     assert host.run(["ethtool", "-S", "eth2"], 5, "ethtool_stats/eth2").timed_out is True
     assert host.run(["ibv_devinfo", "-v"], 5, "ibv_devinfo/all").error == "not found"
-    assert host.glob("/sys/class/net/*") == []
+    with pytest.raises(GlobNotRecorded, match=r"^/sys/class/net/\*: not recorded in this bundle \(index.json lists no such glob\)$"):
+        host.glob("/sys/class/net/*")  # never globbed: unknown, where [] would say "no such hardware"
     assert host.readlink("/nowhere") is None and host.which("mlnx_qos") is None  # looked up: absent
     assert host.which("nowhere") == UNRECORDED_TOOL  # never looked up: not "not installed"
 

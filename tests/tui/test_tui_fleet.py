@@ -104,6 +104,7 @@ def test_enter_drills_into_a_node_and_esc_comes_back(fleet):
             assert node.session.options.answers == {"validated_scale": "full_job"}
             await pilot.press("escape")
             assert app.screen is fleet_screen and app.data is fleet[0]
+            assert node.session.host._bundle._members == {}  # let go: one node's bundle held at a time
             await pilot.press("up", "d")  # gpu01, with d this time
             await to_diagnosis(app, pilot)
             second = app.screen.data["root_cause"]["id"]
@@ -132,3 +133,40 @@ def test_enter_on_a_setting_opens_its_first_odd_node(fleet):
             return app.screen.data["root_cause"]["id"]
 
     assert run(go()) == "wrong_gid_index"
+
+
+def test_a_node_bundle_over_the_fleet_cap_is_refused_in_one_line(fleet, monkeypatch):
+    from allreduce_doctor.errors import BundleError
+    from allreduce_doctor.hosts import budget
+
+    monkeypatch.setattr(budget, "FLEET_BUNDLE_BYTES", 1 << 10)
+    bundle = fleet[1]["gpu01"]
+    with pytest.raises(BundleError) as err:
+        FleetScreen(*fleet)._diagnose("gpu01")
+    assert str(err.value) == (f"{bundle}: members total over the 1024 bytes limit for a bundle; refusing to read it"
+                              " in a fleet; diagnose it alone with `diagnose --snapshot`")
+
+
+def _big_fleet(nodes: int, odd: int) -> dict:
+    """`nodes` nodes, the last `odd` of them with PFC off (named by the setting, at fault)."""
+    bad = range(nodes - odd, nodes)
+    per_node = {f"n{i:04d}": {"verdict": "fault" if i in bad else "healthy", "root_cause": "pfc_not_enabled" if i in bad else None}
+                for i in range(nodes)}
+    setting = {"key": "pfc_priorities", "majority": [3], "majority_nodes": nodes - odd, "nodes": nodes,
+               "odd": {f"n{i:04d}": [] for i in bad}}
+    return {"settings": [setting], "outliers": [], "per_node": per_node, "nodes_unreachable": {}}
+
+
+def test_a_big_fleet_is_shown_within_caps_and_says_what_was_left_out():
+    from allreduce_doctor.tui.screens.fleet import MAX_NODE_ROWS, MAX_ODD_SHOWN, odd_cell, shown_nodes
+
+    fleet = _big_fleet(MAX_NODE_ROWS + 500, MAX_ODD_SHOWN + 3)
+    cell = odd_cell(setting_rows(fleet)[0].odd)
+    assert cell.count("=[") == MAX_ODD_SHOWN and cell.endswith("+3 more (all in `fleet --format json`)[/]")
+    rows, cut = shown_nodes(fleet)
+    assert len(rows) == MAX_NODE_ROWS  # the odd nodes (last in the fleet) first, then the others in order
+    assert [r.node for r in rows[:MAX_ODD_SHOWN + 4]] == [f"n{i:04d}" for i in range(MAX_NODE_ROWS + 489, MAX_NODE_ROWS + 500)] + ["n0000"]
+    assert cut == (f" (the first {MAX_NODE_ROWS} of {MAX_NODE_ROWS + 500}, named and unhealthy first; "
+                   "all in `fleet --format json`)")
+    small = _big_fleet(4, 1)
+    assert shown_nodes(small) == (node_rows(small), "") and odd_cell([]) == "[$text-muted]all agree[/]"

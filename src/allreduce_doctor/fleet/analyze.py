@@ -15,14 +15,10 @@ from pathlib import Path
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.fleet.pool import available_cores, run_forked, safely
 from allreduce_doctor.fleet.settings import node_record
+from allreduce_doctor.hosts.budget import FLEET_BUNDLE_BYTES, OVER_FLEET_HINT
 from allreduce_doctor.output import write_file
 
 FORK_ABOVE = 16  # fewer nodes than this are diagnosed in this process: forking costs more
-# What one node's bundle may hold, inflated, in a fleet: each worker holds one bundle at a time,
-# so --jobs N holds at most N of these. A node collects up to 256 MiB of output (hosts/budget.py)
-# but a real node's bundle is a few MiB; a bigger one is refused here and read alone by diagnose.
-FLEET_BUNDLE_BYTES = 64 << 20
-OVER_FLEET_HINT = " in a fleet; diagnose it alone with `diagnose --snapshot`"
 
 
 def diagnose_node(doctor, fabric: str, answers: dict[str, str], node: str, bundle: Path,

@@ -21,6 +21,7 @@ from allreduce_doctor.records import (  # noqa: F401
     MAX_FILE_BYTES,
     CommandResult,
     FileResult,
+    GlobNotRecorded,
     HostIdentity,
     ProcessInfo,
 )

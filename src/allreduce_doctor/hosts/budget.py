@@ -13,6 +13,12 @@ import threading
 
 MAX_COLLECTION_BYTES = 256 << 20
 OVER_BUDGET = "collection over budget"
+# What one node's bundle may hold, inflated, in a fleet (the fleet run's workers and the TUI's
+# fleet screen): each holds one bundle at a time, so --jobs N holds at most N of these. A node
+# collects up to MAX_COLLECTION_BYTES of output but a real node's bundle is a few MiB; a bigger
+# one is refused there and read alone by `diagnose --snapshot`.
+FLEET_BUNDLE_BYTES = 64 << 20
+OVER_FLEET_HINT = " in a fleet; diagnose it alone with `diagnose --snapshot`"
 
 
 class OutputBudget:

@@ -26,8 +26,8 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
-from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.hosts.budget import OutputBudget
+from allreduce_doctor.hosts.maps_scan import mapped_libs
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
 PROCESS_SCAN_REUSE_S = 30.0  # a scan of /proc answers every probe of one sample asked within this
@@ -122,7 +122,7 @@ class LiveHost:
                 readable = True
             except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
                 env, readable = {}, False
-            nccl_lib, rdma_libs = _mapped_libs(proc.info["pid"])
+            nccl_lib, rdma_libs, maps_cut = mapped_libs(proc.info["pid"], self.budget)
             maps_nccl = bool(nccl_lib)
             if not maps_nccl and not any(k.startswith("NCCL_") for k in env):
                 continue
@@ -137,6 +137,7 @@ class LiveHost:
                     env_readable=readable,
                     rdma_libs=rdma_libs,
                     uid=_real_uid(proc),
+                    maps_cut=maps_cut,
                 )
             )
         return found
@@ -182,29 +183,6 @@ def _read_file(path: str, limit: int) -> tuple[FileResult, int]:
     return FileResult(path, FILE_OK, text=text), len(data)
 
 
-def _mapped_libs(pid: int) -> tuple[str, list[str]]:
-    """(libnccl path, RDMA userspace paths) mapped into pid: /proc/PID/maps names the real files
-    the process loaded, in its own mount namespace (proc(5)). NCCL dlopens libibverbs.so[.1] at
-    init (src/misc/ibvsymbols.cc), which loads the provider (libmlx5, libbnxt_re, ...; rdma-core
-    libibverbs/dynamic_driver.c)."""
-    try:
-        with open(f"/proc/{pid}/maps", "rb") as fh:
-            text = fh.read(32 << 20)
-    except OSError:
-        return "", []
-    nccl, rdma = "", []
-    for line in text.splitlines():
-        path = line.rsplit(b" ", 1)[-1]
-        name = path.rsplit(b"/", 1)[-1]
-        if b"/libnccl" in path and not nccl:
-            nccl = path.decode("utf-8", "replace")[:512]
-        elif RDMA_LIB.search(name.decode("utf-8", "replace")):
-            decoded = path.decode("utf-8", "replace")[:512]
-            if decoded not in rdma:
-                rdma.append(decoded)
-    return nccl, rdma[:32]
-
-
 def _real_uid(proc) -> int | None:
     try:
         return int(proc.uids().real)
@@ -225,6 +203,7 @@ PR_SET_CHILD_SUBREAPER = 36
 _tags = itertools.count(1)
 _running: set[int] = set()  # pids of commands still running: never swept as leftovers
 _running_lock = threading.Lock()
+_decoding = threading.Lock()
 _subreaper: bool | None = None
 
 
@@ -263,11 +242,14 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
             _running.discard(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
+    with _decoding:  # one output at a time is held twice (its bytes and its text), never several
+        stdout, out = out.decode("utf-8", errors="replace"), None
+        stderr, err = err.decode("utf-8", errors="replace"), None
     return CommandResult(
         argv=argv,
         rc=None if timed_out or over else proc.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
-        stderr=err.decode("utf-8", errors="replace"),
+        stdout=stdout,
+        stderr=stderr,
         duration=round(time.monotonic() - start, 4),
         timed_out=timed_out,
         error=f"{OUTPUT_OVER} {cap / (1 << 20):g} MiB (stopped reading, killed)" if over else "",
@@ -275,7 +257,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
 
 
 def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None):
-    """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over, timed_out)."""
+    """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over,
+    timed_out), out and err the buffers themselves (decoded once by the caller, never copied)."""
     buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     size = 0
     swept = False
@@ -285,7 +268,7 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
         while sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0 or (stop is not None and stop.is_set()):
-                return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), False, True
+                return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], False, True
             events = sel.select(min(left, _POLL_SECONDS))
             for key, _ in events:
                 data = os.read(key.fd, _READ_CHUNK)
@@ -297,11 +280,11 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
                 if on_stdout is not None and key.fd == proc.stdout.fileno():
                     on_stdout(data)
                 if size > cap:
-                    return bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()]), True, False
+                    return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], True, False
             if not events and not swept and proc.poll() is not None:
                 _sweep(proc, tag)  # the command is done; a leftover holds the pipes open
                 swept = True
-    out, err = bytes(buffers[proc.stdout.fileno()]), bytes(buffers[proc.stderr.fileno()])
+    out, err = buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()]
     try:
         proc.wait(timeout=max(deadline - time.monotonic(), 0))
     except subprocess.TimeoutExpired:

@@ -9,6 +9,7 @@ packs it into a .tar.gz that appears atomically.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from allreduce_doctor import __version__
 from allreduce_doctor.errors import BundleError
+from allreduce_doctor.redact import PEM_BEGIN, redact_tokens_only
 from allreduce_doctor.hosts.base import (
     FILE_OK,
     CommandResult,
@@ -101,11 +103,10 @@ class RecordingHost:
 
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
         result = self.inner.run(argv, timeout, key)
-        data = _dumps(result.to_dict())
         member = command_member(key, argv, self.inner.sample)
         with self._lock:
             self._open_check()
-            if not self._writer.write(member, data):
+            if not self._writer.write(member, command_record(result)):
                 raise self._writer.clash(member)
         return result
 
@@ -212,6 +213,44 @@ class RecordingHost:
         if result.status == FILE_OK and not stored:
             entry["text"] = result.text or ""
         reads[path] = entry
+
+
+STREAM_CHUNK = 1 << 16  # characters of a command's output encoded at a time
+# Every token shape redact.py knows is made of these characters (a PEM block aside): a chunk that
+# ends on any other character cuts no token, so the writer's redaction of each chunk finds them all.
+_TOKEN_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def command_record(result: CommandResult):
+    """The command's record (CommandResult.to_dict() as JSON), in chunks: the output is JSON-encoded
+    a slice at a time, each slice ending where no token can continue, so the record never exists
+    whole in memory and MemberWriter's redaction of each chunk misses nothing. A private key
+    block spans lines: output holding one is redacted whole first (rare; the same rule)."""
+    doc = result.to_dict()
+    texts = {name: doc.pop(name) for name in ("stdout", "stderr")}
+    yield _dumps(doc)[:-2]  # the small fields, without the closing "\n}"
+    for name, text in texts.items():
+        if PEM_BEGIN in text:
+            text = redact_tokens_only(text)
+        yield f',\n  "{name}": "'.encode()
+        start = 0
+        while start < len(text):
+            end = _chunk_end(text, start)
+            yield json.dumps(text[start:end], ensure_ascii=False)[1:-1].encode("utf-8", "replace")
+            start = end
+        yield b'"'
+    yield b"\n}"
+
+
+def _chunk_end(text: str, start: int) -> int:
+    end = start + STREAM_CHUNK
+    if end >= len(text):
+        return len(text)
+    cut = max(text.rfind("\n", start, end), text.rfind(" ", start, end))
+    if cut > start:
+        return cut + 1
+    found = _TOKEN_CHARS.search(text, end)  # one long run of token characters: to its end
+    return found.end() if found else len(text)
 
 
 def _dumps(doc: dict) -> bytes:

@@ -1,7 +1,7 @@
 """SnapshotHost: answers every Host call from a captured bundle (directory or .tar.gz).
 
 What the bundle recorded comes back exactly (failures too); what it never recorded is
-reported as not captured: a read is `missing`, a command never ran, a glob is empty.
+reported as not captured: a read is `missing`, a command never ran, a glob is unknown.
 A damaged or hostile bundle raises BundleError (one line) on open or on the first answer
 that touches the damaged part.
 """
@@ -15,6 +15,7 @@ from allreduce_doctor.hosts.base import (
     FILE_OK,
     CommandResult,
     FileResult,
+    GlobNotRecorded,
     HostIdentity,
     ProcessInfo,
 )
@@ -25,6 +26,7 @@ from allreduce_doctor.snapshot.schema import check_command, check_process
 UNRECORDED_TOOL = "(not looked up when the bundle was recorded)"
 
 NOT_RECORDED = "not captured in the bundle (past its last sample)"
+GLOB_NOT_RECORDED = "not recorded in this bundle (index.json lists no such glob)"
 
 
 class SnapshotHost:
@@ -104,11 +106,15 @@ class SnapshotHost:
     def glob(self, pattern: str) -> list[str]:
         """The paths recorded for `pattern` in this sample; a later sample that never globbed it
         (or a step past the last sample) has the first sample's paths, whose reads are then not
-        captured: unknown, where an empty list would say the hardware is absent."""
+        captured: unknown, where an empty list would say the hardware is absent. A pattern no
+        sample recorded (dropped from an older index.json, or a probe newer than the bundle)
+        raises GlobNotRecorded: what it lists is unknown, not "nothing matches"."""
         globs = self._bundle.index["globs"]
         found = None if self._past_last else globs.get(str(self.sample), {}).get(pattern)
         if found is None:
-            found = globs.get(str(self._samples[0]["index"]), {}).get(pattern, [])
+            found = globs.get(str(self._samples[0]["index"]), {}).get(pattern)
+        if found is None:
+            raise GlobNotRecorded(f"{pattern}: {GLOB_NOT_RECORDED}")
         return list(found)
 
     def readlink(self, path: str) -> str | None:

@@ -1,112 +1,16 @@
-"""Derived RoCE facts: the GID NCCL uses, PFC/trust/DSCP per netdev, and the priority NCCL's
-traffic lands on (with PFC and ECN there). Registered into derive.DERIVATIONS."""
+"""Derived RoCE facts: PFC/trust/DSCP per netdev and the priority NCCL's traffic lands on (with PFC
+and ECN there); the GID NCCL uses is derive_gid.py's. Registered into derive.DERIVATIONS."""
 
 from __future__ import annotations
 
 import re
 
-from allreduce_doctor.domain import NCCL_AUTO_GID_SINCE, nccl_addr_range, nccl_auto_gid, nccl_range_matches, version_tuple
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 
+from allreduce_doctor.probes.derive_gid import gid_choice, gid_table
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
 Inputs = dict[str, Observation]
-
-
-def gid_table(inputs: Inputs) -> Observation:
-    """One flat list of GID entries: port, index, gid, kind, ipv4, version, type (the kernel's
-    gid_attrs/types string), ndev (gid_attrs/ndevs: the netdev whose address made the GID)."""
-    if (blocked := _blocked(inputs, "rdma.gid_values")) is not None:
-        return blocked
-    types = {r["name"]: r for r in inputs["rdma.gid_types"].value or []} if inputs["rdma.gid_types"].status == OK else {}
-    ndevs = {r["name"]: r for r in inputs["rdma.gid_ndevs"].value or []} if inputs["rdma.gid_ndevs"].status == OK else {}
-    entries = []
-    for record in inputs["rdma.gid_values"].value:
-        port = record["name"]
-        for index, gid in record.items():
-            if not str(index).isdigit() or not isinstance(gid, dict) or gid.get("kind") == "empty":
-                continue
-            gtype = (types.get(port) or {}).get(index) or {}
-            entries.append({
-                "port": port, "index": int(index), "gid": gid.get("gid"), "kind": gid.get("kind"),
-                "ipv4": gid.get("ipv4"), "version": gtype.get("version") if isinstance(gtype, dict) else None,
-                "type": gtype.get("type") if isinstance(gtype, dict) else None, "ndev": (ndevs.get(port) or {}).get(index),
-            })
-    entries.sort(key=lambda e: (e["port"], e["index"]))
-    return Observation("", entries, OK)
-
-
-def _auto_gid(entries: list[dict], env_vars: dict, version) -> tuple[int | None, str, dict]:
-    """The index NCCL picks when NCCL_IB_GID_INDEX is unset, by its version (domain.py), and what
-    NCCL_IB_ADDR_RANGE did to the choice ({} when unset)."""
-    parsed = version_tuple(version)
-    if parsed is None:
-        return None, "NCCL version unknown: its automatic GID choice cannot be emulated", {}
-    if parsed < NCCL_AUTO_GID_SINCE:
-        return 0, f"NCCL {version} uses GID index 0 unless NCCL_IB_GID_INDEX is set", {}
-    family = env_vars.get("NCCL_IB_ADDR_FAMILY") or "AF_INET"
-    family = family if family in ("AF_INET", "AF_INET6") else "AF_INET"  # envIbAddrFamily's default
-    roce = str(env_vars.get("NCCL_IB_ROCE_VERSION_NUM") or "2").strip()
-    how = f"NCCL {version} picks the {family} RoCE v{roce} GID on its own"
-    text = env_vars.get("NCCL_IB_ADDR_RANGE")
-    try:
-        subnet, note = nccl_addr_range(text, family, parsed)
-    except ValueError as err:
-        return None, str(err), {"addr_range": text}
-    table = {e["index"]: e for e in entries}
-    index = nccl_auto_gid(table, family, int(roce) if roce.isdigit() else 2, subnet)
-    if not text:
-        return index, how, {}
-    matched = nccl_range_matches(entries, family, subnet) if subnet is not None else None
-    if matched is False:
-        note += f" matches no {family} GID on this port: NCCL keeps index {index}"
-    return index, f"{how}; {note}", {"addr_range": text, "range_matched": matched}
-
-
-def _witness(entry: dict | None, port: dict) -> dict:
-    """The GID itself as the reports name it: its string, type and netdev, and whether that netdev
-    is the port's own (a VLAN or macvlan address makes a GID on another netdev)."""
-    entry = entry or {}
-    ndev, own = entry.get("ndev"), port.get("netdev")
-    elsewhere = bool(ndev and own and ndev != own)
-    return {"gid": entry.get("gid"), "type": entry.get("type"), "ndev": ndev, "port_netdev": own,
-            "ndev_note": f"GID on {ndev}, not the port's netdev {own} (a VLAN or macvlan address)" if elsewhere else None}
-
-
-def gid_choice(inputs: Inputs) -> Observation:
-    """Per RoCE compute port: the GID NCCL will use (index, GID, type, netdev) and whether it
-    routes (v2 + IPv4/global)."""
-    if (blocked := _blocked(inputs, "rdma.gids", "rdma.compute_ports", "nccl.env")) is not None:
-        return blocked
-    env_vars = inputs["nccl.env"].value.get("vars") or {}
-    pinned = env_vars.get("NCCL_IB_GID_INDEX")
-    version = (inputs["nccl.version"].value or {}).get("version") if inputs["nccl.version"].status == OK else None
-    by_port: dict[str, list] = {}
-    for entry in inputs["rdma.gids"].value:
-        by_port.setdefault(entry["port"], []).append(entry)
-    choices = []
-    for port in inputs["rdma.compute_ports"].value:
-        if port.get("link_layer") != "Ethernet":
-            continue
-        entries = by_port.get(port["name"], [])
-        good = [e for e in entries if e.get("version") == 2 and e.get("kind") in ("ipv4", "global")]
-        best = next((e for e in good if e["kind"] == "ipv4"), good[0] if good else None)
-        choice = {"name": port["name"], "port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
-        if pinned is None or str(pinned).strip() in ("", "-1"):
-            idx, how, ranged = _auto_gid(entries, env_vars, version)
-            choice.update(mode="auto", how=how, nccl_version=version, **ranged)
-        else:
-            try:
-                idx = int(str(pinned).strip())
-            except ValueError:
-                idx = None
-            choice.update(mode="pinned")
-        entry = next((e for e in entries if e["index"] == idx), None)
-        routable = bool(entry and entry.get("version") == 2 and entry.get("kind") in ("ipv4", "global"))
-        choice.update(index=idx, kind=entry and entry.get("kind"), version=entry and entry.get("version"),
-                      routable=None if idx is None and choice["mode"] == "auto" else routable, **_witness(entry, port))
-        choices.append(choice)
-    return Observation("", choices, OK if choices else NOT_APPLICABLE, reason="" if choices else "no RoCE compute ports")
 
 
 def qos(inputs: Inputs) -> Observation:
@@ -137,6 +41,26 @@ def _enabled_prios(record: dict | None) -> list[int]:
     if not record:
         return []
     return sorted(int(k) for k, v in record.items() if str(k).isdigit() and v == 1)
+
+
+def _unread_prios(record: dict | None) -> list[int]:
+    """Priorities whose enable file was listed but could not be read or parsed: unknown, not off."""
+    return sorted(int(k) for k, v in (record or {}).items() if str(k).isdigit() and v is None)
+
+
+def _ecn_on(row: dict, prio: int) -> bool | None:
+    """ECN on for `prio` at both the notification and the reaction point; None when an enable
+    that decides it was not read."""
+    found = [True if prio in row[on] else None if prio in row.get(on + "_unread", ()) else False for on in ("ecn_np", "ecn_rp")]
+    return False if False in found else None if None in found else True
+
+
+def _ecn_by_netdev(obs) -> dict[str, dict]:
+    """netdev -> its per-priority ECN enables; an instance that was not read (its glob unknown,
+    nothing readable) is left out: unknown, never "every priority off"."""
+    if obs.status != OK:
+        return {}
+    return {r["name"]: r for r in obs.value or [] if "_status" not in r}
 
 
 def _traffic_class(env: dict | None, tc_text) -> int | None:
@@ -225,8 +149,7 @@ def roce_priority(inputs: Inputs) -> Observation:
         env = None  # no job and no config: the traffic class NCCL would use is unknown
     global_tc = _global_tclass(inputs)
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
-    np_by = {r["name"]: r for r in inputs["net.ecn_np"].value or []} if inputs["net.ecn_np"].status == OK else {}
-    rp_by = {r["name"]: r for r in inputs["net.ecn_rp"].value or []} if inputs["net.ecn_rp"].status == OK else {}
+    np_by, rp_by = _ecn_by_netdev(inputs["net.ecn_np"]), _ecn_by_netdev(inputs["net.ecn_rp"])
     cnp_by, cc = _cnp_settings(inputs), _bnxt_cc(inputs)
     out = []
     ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
@@ -255,7 +178,9 @@ def roce_priority(inputs: Inputs) -> Observation:
             prio = None
         pfc = q.get("pfc_enabled")
         np_on, rp_on = _enabled_prios(np_by.get(netdev)), _enabled_prios(rp_by.get(netdev))
-        ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else prio in np_on and prio in rp_on
+        ecn = {"ecn_np": np_on, "ecn_rp": rp_on, "ecn_np_unread": _unread_prios(np_by.get(netdev)),
+               "ecn_rp_unread": _unread_prios(rp_by.get(netdev))}
+        ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else _ecn_on(ecn, prio)
         if ecn_on is None and prio is not None and cc.get(netdev) is not None:
             ecn_on = cc[netdev]  # bnxt_re: one switch for the function's RoCE traffic
         out.append({
@@ -266,6 +191,7 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_lossy": policy.get("roce_mode") == "lossy",
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
+            **{k: v for k, v in ecn.items() if k.endswith("_unread") and v},  # only when some enable was not read
             "ecn_on_priority": ecn_on,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
             **_off_declared(policy, prio, pfc),
@@ -385,7 +311,10 @@ def _ecn_off(row: dict, prio: int | None) -> bool | None:
     np_on, rp_on = row.get("ecn_np"), row.get("ecn_rp")
     if np_on is None or rp_on is None:
         return None if row.get("ecn_on_priority") is None else not row["ecn_on_priority"]
-    return None if prio is None else prio not in np_on or prio not in rp_on
+    if prio is None:
+        return None
+    on = _ecn_on(row, prio)
+    return None if on is None else not on
 
 
 DERIVATIONS = {

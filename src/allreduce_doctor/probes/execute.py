@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from allreduce_doctor.errors import ParseError
-from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, FILE_OK, Host
+from allreduce_doctor.hosts.base import FILE_DENIED, FILE_MISSING, FILE_OK, GlobNotRecorded, Host
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.chain import run_chain
@@ -68,6 +68,8 @@ def run_instance(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
             return Outcome(bool(present), OK, "", ", ".join(present or paths))
     except KeyError as err:
         return Outcome(None, ERROR, f"template variable {err} not set by the enumerator", spec.location)
+    except GlobNotRecorded as err:  # a bundle that never listed it: unknown, not "nothing matches"
+        return Outcome(None, MISSING, str(err), _template(spec))
     raise ValueError(f"run_instance cannot run a {spec.kind} probe")
 
 
@@ -160,13 +162,17 @@ def _all_denied(value: Any) -> bool:
 
 def prepare(spec: ProbeSpec, host: Host, enum: Enumerator) -> Observation | list[dict]:
     """The items a probe runs over ([{}] when it does not fan out), or the Observation that ends
-    it before any instance runs (its required path absent, nothing to fan out over)."""
-    if spec.requires_path and not host.glob(spec.requires_path):
-        return Observation(spec.provides, [] if spec.foreach else None, NOT_APPLICABLE,
-                           spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
-    if not spec.foreach:
-        return [{}]
-    items = enum.items(spec.foreach)
+    it before any instance runs (its required path absent, nothing to fan out over, a glob of
+    either that the bundle never recorded)."""
+    try:
+        if spec.requires_path and not host.glob(spec.requires_path):
+            return Observation(spec.provides, [] if spec.foreach else None, NOT_APPLICABLE,
+                               spec.requires_path, f"{spec.requires_path} does not exist", spec.id)
+        if not spec.foreach:
+            return [{}]
+        items = enum.items(spec.foreach)
+    except GlobNotRecorded as err:
+        return Observation(spec.provides, None, MISSING, spec.requires_path or _template(spec), str(err), spec.id)
     if not items:
         title = enum.specs[spec.foreach].title or spec.foreach
         return Observation(spec.provides, [], NOT_APPLICABLE, "", f"no {title} found", spec.id)

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
-from allreduce_doctor.hosts.base import Host
+from allreduce_doctor.hosts.base import GlobNotRecorded, Host
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation, Observations
 from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
@@ -120,7 +120,10 @@ class ProbeRunner:
             return run_instance(spec, self.host, item, self.deadline)
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return Observation(spec.provides, None, MISSING, "", NOT_RUN, spec.id)
-        obs = BUILTINS[spec.builtin](self.host)
+        try:
+            obs = BUILTINS[spec.builtin](self.host)
+        except GlobNotRecorded as err:  # a bundle that never listed it: unknown
+            obs = Observation(spec.provides, None, MISSING, "", str(err), spec.id)
         obs.fact, obs.probe = spec.provides, spec.id
         return obs
 

@@ -98,9 +98,12 @@ class Bundle:
         manifest lists: a bundle is complete or refused. Checked at open, all of them, so a
         damaged member no probe of this diagnosis reads still says the copy is bad."""
         listed = self.index["members"]
-        if listed is None:
-            return
         samples = {sample_prefix(s["index"]) for s in self.manifest["samples"]}
+        if listed is None:  # an older bundle: its writer made samples/N/ only for the samples it listed
+            stray = sorted(self._sample_folders() - samples)
+            if stray:
+                raise self.fail(f"{shown(stray[0])} holds a sample {MANIFEST} does not list; {DAMAGED}")
+            return
         for name, crc in listed.items():
             prefix = "/".join(name.split("/", 2)[:2]) + "/" if name.startswith("samples/") else ""
             if prefix not in samples:
@@ -111,6 +114,10 @@ class Bundle:
             if zlib.crc32(data) != crc:
                 raise self.fail(f"member {shown(name)} does not match its checksum in {INDEX} (changed or cut); {DAMAGED}")
         self._listed = listed
+
+    def _sample_folders(self) -> set[str]:  # pragma: no cover - overridden
+        """The 'samples/N/' prefixes the bundle holds members under."""
+        raise NotImplementedError
 
     def fail(self, problem: str) -> BundleError:
         return BundleError(f"{self.label}: {problem}")
@@ -199,6 +206,15 @@ class DirectoryBundle(Bundle):
         with self._lock:
             self._cache.clear()
 
+    def _sample_folders(self) -> set[str]:
+        try:
+            with os.scandir(os.path.join(self._root, "samples")) as entries:
+                return {f"samples/{e.name}/" for e in entries if e.is_dir(follow_symlinks=False)}
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        except OSError as err:
+            raise self.fail(f"cannot list samples/ ({err.strerror}); check its permissions") from None
+
     def _member(self, name: str) -> bytes | None:
         with self._lock:
             if name in self._cache:
@@ -271,6 +287,9 @@ class ArchiveBundle(Bundle):
 
     def _drop(self) -> None:
         self._members = {}  # the views go, and with them the inflated stream they point into
+
+    def _sample_folders(self) -> set[str]:
+        return {"/".join(n.split("/", 2)[:2]) + "/" for n in self._members if n.startswith("samples/") and n.count("/") >= 2}
 
     def _member(self, name: str) -> bytes | None:
         view = self._members.get(name)

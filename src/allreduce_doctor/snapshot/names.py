@@ -10,7 +10,9 @@
     samples/<n>/commands/<key>.json    sample n >= 1
 
 Bundles written before index_crc32 and members existed are read as they are: what their index
-cannot tell (a member deleted or changed) replays as not captured.
+cannot tell (a member deleted or changed) replays as not captured, a glob it does not record is
+unknown (never "nothing matches"), a path one of its globs listed but no member holds and a
+samples/N/ folder of a sample the manifest does not list are refused.
 """
 
 from __future__ import annotations

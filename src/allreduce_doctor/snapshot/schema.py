@@ -189,6 +189,7 @@ def check_process(label: str, position: int, data: object) -> ProcessInfo:
         nccl_lib=c.field(data, "nccl_lib", lambda v: isinstance(v, str), "a string", ""),
         rdma_libs=list(c.field(data, "rdma_libs", _str_list, "a list of strings", [])),
         uid=c.field(data, "uid", lambda v: v is None or _int(v), "an integer or null", None),
+        maps_cut=c.field(data, "maps_cut", lambda v: isinstance(v, str), "a string", ""),
     )
 
 

@@ -14,6 +14,7 @@ import stat
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
@@ -70,9 +71,10 @@ class MemberWriter:
         self.label = label
         self.checksums: dict[str, int] = {}
 
-    def write(self, name: str, data: bytes) -> bool:
-        """Write one member. False when the name clashes with another member (a file where a
-        folder is needed, or the reverse); the caller then keeps the data in index.json."""
+    def write(self, name: str, data: bytes | Iterable[bytes]) -> bool:
+        """Write one member, its bytes or its chunks in order (a command's record is streamed:
+        never held whole a second time). False when the name clashes with another member (a file
+        where a folder is needed, or the reverse); the caller then keeps the data in index.json."""
         parts = name.split("/")
         try:
             fd = os.open(self.root, _DIR_FLAGS)
@@ -98,10 +100,13 @@ class MemberWriter:
                 out = os.open(parts[-1], _FILE_FLAGS, 0o644, dir_fd=fd)
             except OSError as err:
                 return self._failed(name, err)
-            written = redact_bytes(data)  # the last door before disk: no token shape passes
+            crc = 0
             with os.fdopen(out, "wb") as fh:
-                fh.write(written)
-            self.checksums[name] = zlib.crc32(written)
+                for chunk in (data,) if isinstance(data, (bytes, bytearray)) else data:
+                    written = redact_bytes(chunk)  # the last door before disk: no token shape passes
+                    fh.write(written)
+                    crc = zlib.crc32(written, crc)
+            self.checksums[name] = crc
             return True
         except OSError as err:
             return self._failed(name, err)

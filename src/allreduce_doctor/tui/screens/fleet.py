@@ -22,6 +22,12 @@ from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.widgets.detail import VERDICT_STYLE
 
 ODD_STYLE = "$text-error b"
+# What the screen holds of a big fleet: a setting's cell names its first odd nodes, the node table
+# its first rows (the named and unhealthy nodes first); the border says what was left out and
+# where it is whole (`fleet --format json`).
+MAX_ODD_SHOWN = 8
+MAX_NODE_ROWS = 1000
+WHOLE = "all in `fleet --format json`"
 
 
 def _cell(markup: str) -> Content:
@@ -48,11 +54,30 @@ class NodeDiagnosisScreen(DiagnosisScreen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+        self.session.host.close()  # the fleet holds one node's bundle at a time, as the fleet run does
 
 
-def first_odd_row(fleet: dict) -> int:
-    """The row of the first node the fleet names (affected, else not healthy); 0 when none is."""
+def odd_cell(odd: list[tuple[str, str]]) -> str:
+    """A setting's odd nodes as markup: the first MAX_ODD_SHOWN, then how many more."""
+    shown = "  ".join(f"{esc(n)}=[{ODD_STYLE}]{esc(v)}[/]" for n, v in odd[:MAX_ODD_SHOWN])
+    more = len(odd) - MAX_ODD_SHOWN
+    return shown + (f"  [$text-muted]+{more} more ({WHOLE})[/]" if more > 0 else "") or "[$text-muted]all agree[/]"
+
+
+def shown_nodes(fleet: dict) -> tuple[list, str]:
+    """The node rows the table holds (at most MAX_NODE_ROWS, the named and unhealthy first) and
+    the note saying what was cut ("" when none was)."""
     rows = node_rows(fleet)
+    if len(rows) <= MAX_NODE_ROWS:
+        return rows, ""
+    rows = sorted(rows, key=lambda r: not (r.named_by or r.verdict != HEALTHY))[:MAX_NODE_ROWS]
+    return rows, f" (the first {MAX_NODE_ROWS} of {len(node_rows(fleet))}, named and unhealthy first; {WHOLE})"
+
+
+def first_odd_row(fleet: dict, rows: list | None = None) -> int:
+    """The row of the first node the fleet names (affected, else not healthy) among `rows` (the
+    fleet's node rows when None); 0 when none is."""
+    rows = node_rows(fleet) if rows is None else rows
     affected = set(fleet.get("nodes_affected") or [])
     for pick in (lambda r: r.node in affected, lambda r: r.verdict != HEALTHY):
         found = next((i for i, r in enumerate(rows) if pick(r)), None)
@@ -89,18 +114,18 @@ class FleetScreen(Screen):
         settings.border_title = "Settings: the odd nodes, then the majority"
         rows = []
         for row in setting_rows(fleet):
-            odd = "  ".join(f"{esc(n)}=[{ODD_STYLE}]{esc(v)}[/]" for n, v in row.odd) or "[$text-muted]all agree[/]"
-            rows.append((row.key, [row.key, _cell(odd), row.majority]))
+            rows.append((row.key, [row.key, _cell(odd_cell(row.odd)), row.majority]))
         _add_rows(settings, ("setting", "odd nodes", "majority (nodes)"), rows)
         nodes = self.query_one("#fleet-nodes", DataTable)
-        nodes.border_title = "Nodes: enter shows a node's own diagnosis"
+        shown, cut = shown_nodes(fleet)
+        nodes.border_title = "Nodes: enter shows a node's own diagnosis" + cut
         rows = []
-        for row in node_rows(fleet):
+        for row in shown:
             style = VERDICT_STYLE.get(row.verdict, "$text-error b")
             named = f"[{ODD_STYLE}]{esc(', '.join(row.named_by))}[/]" if row.named_by else ""
             rows.append((row.node, [row.node, _cell(f"[{style}]{esc(row.verdict)}[/]"), row.cause, _cell(named)]))
         _add_rows(nodes, ("node", "verdict", "root cause", "odd in"), rows)
-        nodes.move_cursor(row=first_odd_row(fleet))  # the first Enter opens the odd one, not a healthy node
+        nodes.move_cursor(row=first_odd_row(fleet, shown))  # the first Enter opens the odd one, not a healthy node
         nodes.focus()
 
     def on_screen_resume(self) -> None:
@@ -131,15 +156,22 @@ class FleetScreen(Screen):
         self.run_worker(lambda: self._diagnose(node), thread=True, name="node", exit_on_error=False)
 
     def _diagnose(self, node: str):
-        """The node's Session and diagnosis: `diagnose --snapshot BUNDLE` with the fleet's fabric and answers."""
+        """The node's Session and diagnosis: `diagnose --snapshot BUNDLE` with the fleet's fabric and
+        answers, its bundle bounded as the fleet run bounds it (refused over the cap, in one line)."""
         from allreduce_doctor.doctor import Doctor
+        from allreduce_doctor.hosts.budget import FLEET_BUNDLE_BYTES, OVER_FLEET_HINT
         from allreduce_doctor.hosts.snapshot import SnapshotHost
         from allreduce_doctor.session import Options, Session
 
         bundle = str(self.bundles[node])
         options = Options(fabric=self.fabric, answers=dict(self.answers), bundle=bundle)
-        session = Session(Doctor.load(), SnapshotHost(bundle), options)
-        return session, session.diagnose().to_dict()
+        host = SnapshotHost(bundle, FLEET_BUNDLE_BYTES, OVER_FLEET_HINT)
+        try:
+            session = Session(Doctor.load(), host, options)
+            return session, session.diagnose().to_dict()
+        except BaseException:
+            host.close()
+            raise
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "node":
