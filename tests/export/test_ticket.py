@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 
+from allreduce_doctor.status import STEP_UNKNOWN
 from allreduce_doctor.export import render_export
 from allreduce_doctor.export.ticket import build_ticket, fingerprint
 from tests.export.goldens import diagnose_bundle, stored_diagnosis
@@ -30,8 +31,9 @@ def test_fault_ticket_core_fields():
     assert t.root_cause["confidence"] == "high"
     assert t.symptom[0] == "Check failed: PFC is enabled on some priority: PFC is enabled on no priority at all."
     assert t.remediation[0]["owner"] == "network"
-    assert dict(t.provenance) == {"tool": "allreduce-doctor 0.1.0", "runbook hash": "unknown",
-                                  "probe catalogue": "939fee2089f59dfc", "runbooks": "trunk, roce",
+    context = stored_diagnosis("roce-pfc-off")["context"]  # the hashes change with the knowledge: the ticket carries them
+    assert dict(t.provenance) == {"tool": "allreduce-doctor 0.1.0", "runbook hash": context["runbook_hash"],
+                                  "probe catalogue": context["probe_catalogue"], "runbooks": "trunk, roce",
                                   "source": "snapshot bundle tests/fixtures/scenarios/roce-pfc-off/bundle.tar.gz",
                                   "when": "not recorded"}
     assert t.bundle == "tests/fixtures/scenarios/roce-pfc-off/bundle.tar.gz"
@@ -80,7 +82,7 @@ def test_healthy_and_inconclusive_tickets():
 
 def test_a_check_without_evidence_lowers_confidence():
     d = copy.deepcopy(stored_diagnosis("roce-pfc-off"))
-    d["path"][3]["outcome"] = "unknown"
+    d["path"][3].update(outcome="unknown", badge=STEP_UNKNOWN)  # a Diagnosis carries each step's badge
     t = build_ticket(d)
     assert t.root_cause["confidence"] == "medium"
     assert t.root_cause["confidence_reason"] == "1 earlier check(s) lacked evidence (trunk.uverbs)"
