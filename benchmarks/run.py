@@ -10,7 +10,8 @@ measure on a shared machine) and wall for the fleet, whose point is to use every
 Rows: `--help` and `--version` against `python3 -c pass` (<= 2x); diagnosing an IB and a RoCE
 bundle against `python3 -c "import yaml, networkx, psutil"` (<= 1x); `diagnose --evidence` on a
 synthetic 4,096-rank NCCL log against `grep -c NCCL` (<= 5x); `fleet --snapshots` over N bundles
-against `tar -xzOf` of each (<= 1.5x wall; the series shows how cost grows); the TUI's first
+against `tar -xzOf` of each (<= 1.5x wall from 256 bundles; smaller fleets are shown unjudged, their time
+is mostly the start of the process; the series shows how cost grows); the TUI's first
 screen (benchmarks/tui_first_screen.py, no yardstick). Not a timed test: a shared machine is noisy.
 """
 
@@ -108,6 +109,9 @@ def evidence_row(mb: int, repeat: int, tmp: Path) -> None:
     log.unlink()
 
 
+FLEET_JUDGED_FROM = 256  # bundles
+
+
 def fleet_rows(sizes: list[int], repeat: int, tmp: Path) -> None:
     from tests.fleet.benchmark import make_fleet
 
@@ -120,7 +124,10 @@ def fleet_rows(sizes: list[int], repeat: int, tmp: Path) -> None:
         ours = [*DOCTOR, "fleet", "--snapshots", str(folder), "--format", "json", "--output", str(out)]
         tar = ["sh", "-c", 'for f in "$0"/*.tar.gz; do tar -xzOf "$f"; done >/dev/null', str(folder)]
         a, b = paired(ours, tar, repeat if nodes <= 256 else 1)
-        report(f"fleet --snapshots, {nodes} bundles, {os.cpu_count()} CPUs", a, b, "tar -xzOf", 1.5, judge="wall")
+        # Issue 16's target is a fleet's (4,096 bundles): a small one is shown for the growth, unjudged,
+        # since the start of the process and of its pool, not the bundles, is most of its time.
+        target = 1.5 if nodes >= FLEET_JUDGED_FROM else None
+        report(f"fleet --snapshots, {nodes} bundles, {os.cpu_count()} CPUs", a, b, "tar -xzOf", target, judge="wall")
         per_bundle.append((nodes, statistics.median(r.wall for r in a) / nodes, statistics.median(r.cpu for r in a) / nodes))
         shutil.rmtree(folder)
     print("fleet scaling: " + "; ".join(f"{n}: {w * 1000:.1f} ms wall, {c * 1000:.1f} ms CPU per bundle"
