@@ -14,6 +14,7 @@ from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import bundle as bundle_mod
+from allreduce_doctor.snapshot import inflate as inflate_mod
 from allreduce_doctor.snapshot import tarscan
 from allreduce_doctor.snapshot.writer import pack_archive
 
@@ -218,16 +219,16 @@ def test_junk_after_the_gzip_stream_is_refused_but_zero_padding_is_not(tmp_path)
 
 
 def test_what_the_one_call_inflate_declines_is_read_by_gzipfile(tmp_path, monkeypatch):
-    """bundle._inflate_small takes a small single-member stream; two members, or more than it may
+    """inflate._inflate_small takes a small single-member stream; two members, or more than it may
     inflate, fall back to GzipFile: the same members either way."""
     data = tar_of([("files/a", b"A" * 3000, tarfile.REGTYPE)])
     half = len(data) // 2
     two_members = gzip.compress(data[:half]) + gzip.compress(data[half:])
-    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(two_members), 1 << 30) is None
+    assert inflate_mod._inflate_small(io.BytesIO(two_members), 1 << 30) is None
     assert opened(tmp_path, data, two_members)[0].member("files/a") == b"A" * 3000
-    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) == data
-    monkeypatch.setattr(bundle_mod, "_QUICK_INFLATED", 1024)  # the stream is bigger than the quick path takes
-    assert bundle_mod.ArchiveBundle._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) is None
+    assert inflate_mod._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) == data
+    monkeypatch.setattr(inflate_mod, "_QUICK_INFLATED", 1024)  # the stream is bigger than the quick path takes
+    assert inflate_mod._inflate_small(io.BytesIO(gzip.compress(data)), 1 << 30) is None
     assert opened(tmp_path, data)[0].member("files/a") == b"A" * 3000
 
 

@@ -9,7 +9,6 @@ under the root) as it is read.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import stat
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import schema, tarscan
+from allreduce_doctor.snapshot.inflate import InflatedTooLarge, inflate
 from allreduce_doctor.snapshot.names import (
     DAMAGED,
     INDEX,
@@ -273,8 +273,6 @@ class DirectoryBundle(Bundle):
 
 
 _SLACK = 16 << 20  # tar headers, padding and directory entries on top of member data
-_QUICK_COMPRESSED, _QUICK_INFLATED = 2 << 20, 8 << 20  # what _inflate_small takes on
-_CHUNK = 1 << 20
 
 
 class ArchiveBundle(Bundle):
@@ -321,42 +319,10 @@ class ArchiveBundle(Bundle):
         return self.fail(f"truncated or corrupt archive ({detail}); collect the snapshot again")
 
     def _inflate(self, raw) -> bytes | bytearray:
-        """The whole decompressed stream, to its end (gzip checks CRC and length there), bounded.
-
-        One buffer grown in place (a list of chunks joined at the end held the stream twice:
-        1 GB for a 510 KB gzip of 500 MiB of zeros). GzipFile rather than zlib: its messages for
-        a cut stream, a foreign file or junk after the stream are the ones users (and tests) see.
-        """
-        limit = self.limit[0] + _SLACK
-        quick = self._inflate_small(raw, limit)
-        if quick is not None:
-            return quick
-        raw.seek(0)
-        buf = bytearray()
-        with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            while chunk := gz.read1(_CHUNK):
-                if len(buf) + len(chunk) > limit:
-                    raise self._refuse_total()
-                buf += chunk
-        return buf
-
-    @staticmethod
-    def _inflate_small(raw, limit: int) -> bytes | None:
-        """A node's usual bundle (tens of KiB inflating to a few MiB) in one zlib call, a third
-        cheaper than GzipFile's chunks; None for anything else (bigger, several gzip members, junk
-        after the stream, damage), which GzipFile then reads, with its messages. Bounded on both
-        sides, so its peak (zlib joins its output blocks: twice the output) stays small."""
-        data = raw.read(_QUICK_COMPRESSED + 1)
-        if len(data) > _QUICK_COMPRESSED:
-            return None
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # a gzip stream: header, CRC-32 and size checked
         try:
-            out = inflater.decompress(data, _QUICK_INFLATED)
-        except zlib.error:
-            return None
-        if not inflater.eof or inflater.unused_data or len(out) > limit:
-            return None
-        return out
+            return inflate(raw, self.limit[0] + _SLACK)
+        except InflatedTooLarge:
+            raise self._refuse_total() from None
 
     def _read_members(self, buf: bytes | bytearray) -> dict[str, memoryview]:
         """Members as views into the inflated stream: their data is never copied while loading."""
