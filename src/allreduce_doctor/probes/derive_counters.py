@@ -40,7 +40,7 @@ SHOWN = {"pause_rx": "pause_rx_frames", "pause_tx": "pause_tx_frames", "eth_loss
 IB_WORDS = 4  # port_xmit_data / port_rcv_data count 4-octet words (kernel ABI sysfs-class-infiniband)
 
 
-def _sampled(obs: Observation | None) -> dict[str, dict]:
+def sampled_records(obs: Observation | None) -> dict[str, dict]:
     """Sampled records of a fan-out fact by instance name ({} when the fact is not ok)."""
     if obs is None or obs.status != OK or not isinstance(obs.value, list):
         return {}
@@ -104,14 +104,14 @@ def _ratio(value: float | None, why: str, idle: bool | None, idle_why: str) -> t
     return (None, idle_why) if idle is not False else (value, "")
 
 
-def _active_ports(inputs: Inputs, layer: str) -> list[dict] | Observation:
+def active_ports(inputs: Inputs, layer: str) -> list[dict] | Observation:
     ports = inputs["rdma.compute_ports"]
     if ports.status != OK:
         return Observation("", None, ports.status, reason=f"rdma.compute_ports: {ports.reason or ports.status}")
     return [p for p in ports.value if p.get("link_layer") == layer and (p.get("state") or {}).get("name") == "ACTIVE"]
 
 
-def _finish(rows: list[dict], none_reason: str) -> Observation:
+def finish_rows(rows: list[dict], none_reason: str) -> Observation:
     """The rows, with one reason per distinct cause of unknown values: '<why> (<ports>)'."""
     if not rows:
         return Observation("", [], NOT_APPLICABLE, reason=none_reason)
@@ -133,10 +133,10 @@ def _ports(names: list[str], of: int) -> str:
 
 def ib_counters(inputs: Inputs) -> Observation:
     """Per active IB compute port: link errors, discards per million packets, xmit_wait share."""
-    ports = _active_ports(inputs, "InfiniBand")
+    ports = active_ports(inputs, "InfiniBand")
     if isinstance(ports, Observation):
         return ports
-    records, rows = _sampled(inputs["rdma.counters"]), []
+    records, rows = sampled_records(inputs["rdma.counters"]), []
     for port in ports:
         rec, unknown = records.get(port["name"]), {}
         moved, why = total(rec, ["port_xmit_data", "port_rcv_data"])
@@ -157,15 +157,15 @@ def ib_counters(inputs: Inputs) -> Observation:
         row["xmit_wait_fraction"], unknown["xmit_wait_fraction"] = _ratio(share, why or "the port's rate is unknown", idle, idle_why)
         row["unknown"] = {k: v for k, v in unknown.items() if v}
         rows.append(row)
-    return _finish(rows, "no active InfiniBand compute ports")
+    return finish_rows(rows, "no active InfiniBand compute ports")
 
 
 def roce_counters(inputs: Inputs) -> Observation:
     """Per active RoCE compute port: PHY errors, loss, pause time per direction, CNPs, on NCCL's priority."""
-    ports = _active_ports(inputs, "Ethernet")
+    ports = active_ports(inputs, "Ethernet")
     if isinstance(ports, Observation):
         return ports
-    stats, hw = _sampled(inputs["net.ethtool_stats"]), _sampled(inputs["rdma.hw_counters"])
+    stats, hw = sampled_records(inputs["net.ethtool_stats"]), sampled_records(inputs["rdma.hw_counters"])
     prio_of = {r.get("name"): r for r in (inputs["roce.priority"].value or [])} if inputs["roce.priority"].status == OK else {}
     # Where the window's bytes show NCCL's priority (NCCL_IB_TC set after exec), that one is judged.
     traffic = inputs.get("roce.traffic")
@@ -177,7 +177,7 @@ def roce_counters(inputs: Inputs) -> Observation:
     lag = derive_roce.members(inputs)
     rows = [_roce_row(dict(port, netdev=nd), stats.get(nd), hw.get(port["name"]), prio_of.get(nd) or {})
             for port in ports for nd in lag.get(port["name"], [port.get("netdev")])]
-    return _finish(rows, "no active RoCE compute ports")
+    return finish_rows(rows, "no active RoCE compute ports")
 
 
 def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from allreduce_doctor.domain import IB_LINK_ERRORS
 from allreduce_doctor.observations import OK, Observation
 from allreduce_doctor.probes.chain import VIA
-from allreduce_doctor.probes.derive_counters import RERUN, _active_ports, _finish, _sampled, judged_count
+from allreduce_doctor.probes.derive_counters import RERUN, active_ports, finish_rows, judged_count, sampled_records
 
 Inputs = dict[str, Observation]
 UNREAD = "the switch side was not read"
@@ -22,13 +22,13 @@ UNREAD = "the switch side was not read"
 
 def ib_peer_errors(inputs: Inputs) -> Observation:
     """Per active IB compute port: who its peer is and how much the peer's link errors grew."""
-    ports = _active_ports(inputs, "InfiniBand")
+    ports = active_ports(inputs, "InfiniBand")
     if isinstance(ports, Observation):
         return ports
     peer = inputs["rdma.peer_counters"]
     if ports and peer.status != OK:
         return Observation("", None, peer.status, reason=f"{UNREAD}: {peer.reason or peer.status}")
-    records, local = _sampled(peer), _sampled(inputs["ib.counters"])
+    records, local = sampled_records(peer), sampled_records(inputs["ib.counters"])
     rows = []
     for port in ports:
         rec = records.get(port["name"])
@@ -41,7 +41,7 @@ def ib_peer_errors(inputs: Inputs) -> Observation:
             row["peer_link_errors"], why = judged_count(rec, list(IB_LINK_ERRORS), idle, idle_why)
         row["unknown"] = {"peer_link_errors": why} if why else {}
         rows.append(row)
-    return _finish(rows, "no active InfiniBand compute ports")
+    return finish_rows(rows, "no active InfiniBand compute ports")
 
 
 def _idle(own: dict | None) -> tuple[bool | None, str]:
