@@ -171,3 +171,19 @@ def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_a_fault(tmp_pat
     data = json.loads(capsys.readouterr().out)
     assert (code, data["verdict"]) == (3, "inconclusive")
     assert set(steps) <= {row["node"] for row in data["inconclusive"]}
+
+
+def test_a_tool_an_older_bundle_never_looked_up_is_not_called_uninstalled(tmp_path, capsys):
+    """A bundle recorded before a probe existed never looked its tool up (index.json's `which`
+    lacks it): the probe's fact is missing, and the reason says the bundle predates the probe,
+    where "is not installed" would send the user to install a tool the node may well have."""
+    root = unpack(tmp_path, "roce-healthy", "b")
+    index = json.loads((root / "index.json").read_text())
+    del index["which"]["mlnx_qos"]
+    (root / "index.json").write_text(json.dumps(index))
+    main(["diagnose", "--snapshot", str(root), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    reasons = {row["reason"] for row in data["evidence"] if row["fact"] == "roce.priority"}
+    assert reasons == {"net.qos: net.qos_mlnx: mlnx_qos: not looked up when the bundle was recorded (it predates "
+                       "this probe); net.pfc_dcb: dcb is not installed (not on PATH)"}  # dcb: looked up, absent
+    assert data["verdict"] == "inconclusive"

@@ -12,7 +12,7 @@ from tests.snapshot.snapshot_helpers import FakeHost
 
 from allreduce_doctor.hosts.base import CommandResult, FileResult, GlobNotRecorded, Host, HostIdentity, ProcessInfo
 from allreduce_doctor.hosts.recording import RecordingHost
-from allreduce_doctor.hosts.snapshot import UNRECORDED_TOOL, SnapshotHost
+from allreduce_doctor.hosts.snapshot import SnapshotHost
 
 PORT = "/sys/class/infiniband/mlx5_0/ports/1"
 
@@ -114,7 +114,8 @@ def test_failures_and_absences_replay_as_recorded(tmp_path):
     with pytest.raises(GlobNotRecorded, match=r"^/sys/class/net/\*: not recorded in this bundle \(index.json lists no such glob\)$"):
         host.glob("/sys/class/net/*")  # never globbed: unknown, where [] would say "no such hardware"
     assert host.readlink("/nowhere") is None and host.which("mlnx_qos") is None  # looked up: absent
-    assert host.which("nowhere") == UNRECORDED_TOOL  # never looked up: not "not installed"
+    assert not host.never_looked_up("mlnx_qos")
+    assert host.which("nowhere") is None and host.never_looked_up("nowhere")  # not "not installed"
 
 
 def test_next_sample_steps_without_sleeping_and_past_the_last_nothing_is_captured(tmp_path):

@@ -23,8 +23,6 @@ from allreduce_doctor.snapshot.bundle import open_bundle
 from allreduce_doctor.snapshot.names import DAMAGED, NOT_CAPTURED, command_member, file_member
 from allreduce_doctor.snapshot.schema import check_command, check_process
 
-UNRECORDED_TOOL = "(not looked up when the bundle was recorded)"
-
 NOT_RECORDED = "not captured in the bundle (past its last sample)"
 GLOB_NOT_RECORDED = "not recorded in this bundle (index.json lists no such glob)"
 
@@ -121,11 +119,13 @@ class SnapshotHost:
         return self._bundle.index["links"].get(path)
 
     def which(self, name: str) -> str | None:
-        # The recorder writes every lookup, None when the tool was absent; a name the index lacks
-        # was never looked up (the bundle predates the probe): not "not installed", so let run()
-        # answer, which says "not captured in the bundle".
-        recorded = self._bundle.index["which"]
-        return recorded[name] if name in recorded else UNRECORDED_TOOL
+        return self._bundle.index["which"].get(name)
+
+    def never_looked_up(self, name: str) -> bool:
+        """The recorder writes every lookup (None when the tool was absent): a name the index lacks
+        was never looked up, because the bundle predates the probe. Absent either way, but not
+        "not installed"."""
+        return name not in self._bundle.index["which"]
 
     # --- commands and processes ---------------------------------------------------------------
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:

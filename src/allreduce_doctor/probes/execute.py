@@ -14,6 +14,8 @@ from allreduce_doctor.probes.enumerate import Enumerator, fill
 from allreduce_doctor.probes.permission import NEEDS_ROOT, PERMISSION_WORDS
 from allreduce_doctor.probes.spec import ProbeSpec
 
+NEVER_LOOKED_UP = "not looked up when the bundle was recorded (it predates this probe)"
+
 
 class Outcome:
     """The result of one instance: a value or a failure (status + reason)."""
@@ -131,6 +133,9 @@ def _run_command(spec: ProbeSpec, host: Host, item: dict, deadline: float | None
     source = " ".join(argv)
     tool = spec.requires_tool or argv[0]
     if host.which(tool) is None and not argv[0].startswith("/"):
+        # Only a bundle can say it never looked the tool up (it predates the probe).
+        if getattr(host, "never_looked_up", lambda _name: False)(tool):
+            return Outcome(None, MISSING, f"{tool}: {NEVER_LOOKED_UP}", source)
         return Outcome(None, MISSING, f"{tool} is not installed (not on PATH)", source)
     key = f"{spec.id}/{item.get('name', 'all')}"
     timeout = spec.timeout if deadline is None else max(min(spec.timeout, deadline - time.monotonic()), 0.001)
