@@ -9,7 +9,7 @@ a JSON field of the wrong type, a sample dropped. Each is diagnosed in-process t
 Session. What the mutation touched is judged by the bundle's own index: damaging (manifest,
 index, or a member the index says a probe read), inert (nothing the index says was read). An
 older index lists no members, so the diagnosis itself is asked: what it read of the bundle
-(Bundle.member, traced), and with the touched members it read (or the dropped glob) made
+(Bundle._recorded, traced), and with the touched members it read (or the dropped glob) made
 unknown, does the verdict change? Damaging when it does (a decision reads them), or when it read
 a member the recording never wrote; inert when it read none of them or its verdict stays.
 Passes when no mutation raises anything but a DoctorError (one line), none damaging is "healthy"
@@ -206,12 +206,14 @@ READ: set[str] = set()  # the members the last diagnosis asked its bundle for
 EXAMPLES: dict[tuple, list[str]] = {}  # (how, kind, verdict) -> the mutations counted there
 
 
-def _traced_member(self, name: str, _member=Bundle.member):
+def _traced_recorded(self, name: str, _recorded=Bundle._recorded):
     READ.add(name)
-    return _member(self, name)
+    return _recorded(self, name)
 
 
-Bundle.member = _traced_member  # what a diagnosis read, asked of the reader itself
+# What a diagnosis read, asked of the reader itself: every read (member() for bytes and JSON,
+# text() for a file's text, which skips member() to decode a view without a copy) asks _recorded.
+Bundle._recorded = _traced_recorded
 
 
 def _verdict(doctor, root: Path) -> tuple[str, str]:
