@@ -262,8 +262,8 @@ def nccl_version(inputs: Inputs) -> Observation:
     if log.status == OK and isinstance(log.value, dict) and log.value.get("version"):
         return Observation("", {"version": log.value["version"], "from": "the log's NCCL version line",
                                 "versions": [log.value["version"]]}, OK)
-    cut = [p["maps_cut"] for p in (procs.value or []) if isinstance(p, dict) and p.get("maps_cut")] \
-        if isinstance(procs.value, list) else []
+    listed = procs.value if isinstance(procs.value, list) else []
+    cut = [p["maps_cut"] for p in listed if isinstance(p, dict) and p.get("maps_cut")]
     return Observation("", None, MISSING, reason="no NCCL version: no job maps a versioned libnccl and no log says it"
                        + (f" (not every job's maps was scanned: {cut[0]})" if cut else ""))
 
