@@ -60,4 +60,18 @@ def test_a_pasted_log_reported_on_stdout_imports_neither_shutil_nor_tempfile(tmp
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
             for _ in range(2)]  # the first writes the knowledge cache (through a temporary file)
-    assert runs[1].stderr.splitlines()[-1] == "3 []", runs[1].stderr  # inconclusive: a paste alone
+    written = tmp_path / "cache" / "allreduce-doctor" / "knowledge.json"
+    assert written.is_file(), runs[0].stderr  # else the second run misses too, and imports tempfile to write
+    # 3: inconclusive (a paste alone)
+    assert runs[1].stderr.splitlines()[-1] == "3 []", (runs[1].stderr, _key_now_and_stored(written))
+
+
+def _key_now_and_stored(written: Path) -> tuple[str, str]:
+    """What the cache key is now and what the first run stored: they differ when the second run missed."""
+    import json
+
+    from allreduce_doctor import knowledge_cache
+    from allreduce_doctor.doctor import _knowledge_files
+
+    stored = json.loads(written.read_bytes().partition(b"\n")[0]).get("key", "")
+    return knowledge_cache.cache_key(_knowledge_files()), stored
