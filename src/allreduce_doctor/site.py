@@ -15,7 +15,6 @@ traffic class and the link rate against the declaration when there is one.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
@@ -64,6 +63,8 @@ def load_site(path: str, required: bool = True) -> dict:
         if required:
             raise DoctorError(f"--site {path}: no such file")
         return {}
+    import tomllib  # here: most runs have no site file (2 ms of a pasted log's run)
+
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8", errors="replace"))
     except tomllib.TOMLDecodeError as err:

@@ -34,7 +34,12 @@ GAP = 5  # lines of other text a segment may skip over and still continue
 # would make every key distinct (connections and channel lists, trees, communicator lines) says
 # nothing the transports scan and the job-size scan do not, and is skipped by its exact opening
 # words (a first-character class also skipped `Call to connect returned Connection refused`).
-_CHATTER = rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank "
+# Every rank also prints a few init lines that no reader uses and that never carry a failure
+# (NCCL v2.12.12-1 to v2.30.7-1: init.cc / transport/generic.cc "Connected all rings" and "Connected
+# all trees", init.cc "P2P Chunksize set to %d", graph/tuning.cc "threadThresholds ...",
+# graph/topo.cc "Setting affinity for GPU %d to %s"): skipped too, a third of the keys of a large log.
+_CHATTER = (rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank |Connected all |P2P Chunksize |threadThresholds |"
+            rb"Setting affinity for GPU ")
 _RARE_RE = re.compile(rb"NCCL (?:INFO:? (?!" + _CHATTER + rb")|WARN|ABORT|ERROR|TRACE|version)[^\n]*")
 # A key that may be a failure is read at every occurrence: the line path counts each one, with its
 # host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;

@@ -15,8 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from allreduce_doctor.hosts.base import GlobNotRecorded, Host
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation, Observations
@@ -26,6 +25,9 @@ from allreduce_doctor.probes.derive import DERIVATIONS
 from allreduce_doctor.probes.enumerate import Enumerator
 from allreduce_doctor.probes.execute import NOT_RUN, Outcome, assemble, instance_record, prepare, run_instance
 from allreduce_doctor.probes.spec import Catalogue, ProbeSpec
+
+if TYPE_CHECKING:  # imported where used: a pasted log runs no probe (concurrent.futures is 3 ms of it)
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 # progress(event, probe_id, detail): events "start", "done", "wait" (detail = seconds), "sample"
 Progress = Callable[[str, str, str], None]
@@ -95,8 +97,11 @@ class ProbeRunner:
     def _parallel(self, specs: list[ProbeSpec]):
         """Every instance of every probe in one bounded pool; (spec, obs, outcomes) in spec order."""
         prepared = [(spec, self._prepare(spec)) for spec in specs]  # enumeration stays on this thread
-        # A bundle answers from memory: there is nothing to wait for, threads would only add handoffs.
-        inline = self.host.kind == "snapshot"
+        # A bundle answers from memory and pasted evidence reads no node: there is nothing to wait
+        # for, threads would only add handoffs.
+        inline = self.host.kind in ("snapshot", "evidence")
+        if not inline:
+            from concurrent.futures import ThreadPoolExecutor
         with contextlib.nullcontext(_Inline()) if inline else ThreadPoolExecutor(max_workers=WORKERS) as pool:
             runs = [(spec, _ProbeRun(self, spec, items, pool)) for spec, items in prepared
                     if not isinstance(items, Observation)]
@@ -179,6 +184,8 @@ class _ProbeRun:
     Observation and reports the probe done, so progress follows completion, not submission."""
 
     def __init__(self, runner: ProbeRunner, spec: ProbeSpec, items: list[dict], pool: ThreadPoolExecutor) -> None:
+        from concurrent.futures import Future
+
         self.runner, self.spec, self.items = runner, spec, items
         self.lock = threading.Lock()
         self.left = len(items)
