@@ -66,7 +66,20 @@ def _read(path: Path, bulk: bool) -> dict:
 def test_fast_and_line_paths_agree(tmp_path, mix):
     path = tmp_path / "mix.log"
     path.write_text("".join(_rehost(line, prefix) + "\n" for line, prefix in mix))
-    assert _read(path, bulk=True) == _read(path, bulk=False)
+    fast, exact = _read(path, bulk=True), _read(path, bulk=False)
+    if _one_message_from_two_hosts(mix):
+        # The fast path reads such a message once, with its first host (the docstring says so), so
+        # which network each host uses, and whether the hosts disagree ("mixed"), may differ.
+        del fast["network"], exact["network"]
+    assert fast == exact
+
+
+def _one_message_from_two_hosts(mix) -> bool:
+    hosts: dict[str, set] = {}
+    for line, prefix in mix:
+        text = _rehost(line, prefix)
+        hosts.setdefault(text[text.index("NCCL "):], set()).add(text[:text.index("NCCL ")])
+    return any(len(prefixes) > 1 for prefixes in hosts.values())
 
 
 def test_the_mix_holds_info_failures_and_chatter():

@@ -17,6 +17,8 @@ bytes of each block, and the job size in the first communicator line of each blo
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 
 from allreduce_doctor.errors import ParseError
@@ -62,6 +64,39 @@ _TOOL_CMD_RE = re.compile(
 # Quote and comment marks a paste may carry before its text: mail `> `, shell `# `, `// `, bullets.
 _QUOTE_RE = re.compile(r"^\s*(?:(?:>+|#+|//|[*-](?=\s))\s*)+")
 _IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
+
+
+def _indices(values: list, value) -> list[int]:
+    """Where `value` stands in `values` (list.index finds each: no Python loop over the others)."""
+    found, at = [], -1
+    while True:
+        try:
+            at = values.index(value, at + 1)
+        except ValueError:
+            return found
+        found.append(at)
+
+
+def _line_numbers(buf: bytearray, start: int, end: int, base: int, lines: int, bols: list[int]) -> list[int]:
+    """The line number of each line start in `bols` (sorted) of the `lines` lines in buf[start:end],
+    from line base+1. The first ones are counted from the block's start and the last ones back
+    from its end, split at the widest gap between two starts: the newlines counted are the
+    fewest (a failure near the end of a block no longer costs a count of the whole block)."""
+    if not bols:
+        return []
+    edges = [start, *bols, end]
+    split = max(range(len(bols) + 1), key=lambda i: edges[i + 1] - edges[i])  # bols[:split] forward
+    numbers, lineno, at = [], base + 1, start
+    for bol in bols[:split]:
+        lineno += buf.count(b"\n", at, bol)
+        at = bol
+        numbers.append(lineno)
+    tail, lineno, at = [], base + lines + 1, end  # one past the last line
+    for bol in reversed(bols[split:]):
+        lineno -= buf.count(b"\n", bol, at)
+        at = bol
+        tail.append(lineno)
+    return numbers + tail[::-1]
 
 
 def _may_fail(key: bytes) -> bool:
@@ -193,9 +228,9 @@ class Scanner:
                 report.lines += n
                 return
             lines = buf[start:end].split(b"\n")
-            others = [i for i, raw in enumerate(lines[:-1]) if b"NCCL " not in raw]
-            if len(others) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
-                self._mixed(buf, start, end, lines, others, n)
+            has = list(map(operator.contains, itertools.islice(lines, n), itertools.repeat(b"NCCL ")))  # C speed
+            if has.count(False) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
+                self._mixed(buf, start, end, lines, _indices(has, False), n)
                 return
         base = report.lines
         for i, raw in enumerate((lines if lines is not None else buf[start:end].split(b"\n"))[:-1]):
@@ -249,10 +284,8 @@ class Scanner:
                 if buf.startswith(b"\n", at + len(key)):
                     starts.append(buf.rfind(b"\n", start, at) + 1 or start)
                 at = buf.find(key, at + len(key), end)
-        line_start, lineno = start, base + 1  # the line number of the line starting at line_start
-        for bol in sorted(set(starts)):  # in line order, as the line path reads them
-            lineno += buf.count(b"\n", line_start, bol)
-            line_start = bol
+        bols = sorted(set(starts))  # in line order, as the line path reads them
+        for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
             nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
         size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
         if size is not None:
