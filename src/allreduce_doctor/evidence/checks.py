@@ -28,9 +28,14 @@ def hca_selects(spec: str, port: str) -> bool:
     return hit != exclude
 
 
-def socket_ifaces(nccl: NcclLog, network: str) -> list[dict]:
+def socket_ifaces(nccl: NcclLog, network: str, env: dict) -> list[dict] | None:
     """Interfaces NCCL printed it uses (bootstrap, OOB, sockets) that peers cannot reach. What
-    NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname)."""
+    NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname).
+    None (unknown) when the job failed in a way a wrong interface explains, NCCL_SOCKET_IFNAME
+    names the interfaces and the log shows none NCCL chose: whether the named ones exist on every
+    host is not in the text (see _unverified_ifname)."""
+    if _unverified_ifname(nccl, env):
+        return None
     bad = []
     for label, table in (("bootstrap", nccl.bootstrap), ("oob", nccl.oob)):
         for host, pairs in table.items():
@@ -44,6 +49,22 @@ def socket_ifaces(nccl: NcclLog, network: str) -> list[dict]:
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
     return bad[:8]
+
+
+def _unverified_ifname(nccl: NcclLog, env: dict) -> bool:
+    """NCCL_SOCKET_IFNAME lists interfaces, NCCL printed none it chose, and a blocking failure has
+    wrong_socket_ifname among its causes. NCCL's interface search finds or fails only when the
+    variable names interfaces: by default it falls back to docker*, then lo, so it always finds one
+    (misc/socket.cc ncclFindInterfaces, "Specified by user : find or fail", v2.4.8..v2.30.7); what
+    it found it prints at init (bootstrap.cc `Bootstrap : Using IF:ADDR`, NET/Socket and NET/IB
+    `Using ... OOB IF:ADDR`). An exclusion list (`^...`) leaves every other interface, so it is not
+    taken here."""
+    spec = str(env.get("NCCL_SOCKET_IFNAME") or "").strip()
+    if not spec or spec.startswith("^") or nccl.bootstrap or nccl.oob or nccl.socket_ifaces:
+        return False
+    if "no_socket_iface" in nccl.errors:  # NCCL said it found none: decided, not unknown
+        return False
+    return any(e["blocking"] and "wrong_socket_ifname" in e["causes"] for e in nccl.errors.values())
 
 
 def channels(nccl: NcclLog, nics: dict, where: str) -> dict:
