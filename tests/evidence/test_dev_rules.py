@@ -56,6 +56,22 @@ def test_the_interface_nccl_printed_it_bootstraps_on_decides_the_step(tmp_path):
     assert d["findings"][0]["cause"] == "nccl_version_mismatch"
 
 
+def test_a_failing_host_that_printed_no_interface_stays_open_beside_one_that_did(tmp_path):
+    other = "trainer-0:2001:2001 [0] NCCL INFO Bootstrap : Using eth2:10.0.130.11<0>\n"
+    _, d, _ = _diagnose(tmp_path, IFNAME + other + FAMILY)
+    assert _iface_step(d)["outcome"] == "unknown"
+    assert d["findings"][0]["cause"] == "wrong_socket_ifname"
+
+
+def test_a_loopback_interface_shown_decides_the_step_over_an_unverified_one(tmp_path):
+    other = "trainer-0:2001:2001 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n"
+    _, d, _ = _diagnose(tmp_path, IFNAME + other + FAMILY)
+    step = _iface_step(d)
+    assert step["outcome"] == "yes"
+    assert step["value"]["log.job.bad_socket_ifaces"] == [
+        {"host": "trainer-0", "used_for": "bootstrap", "iface": "lo", "address": "127.0.0.1"}]
+
+
 def test_an_exclusion_list_leaves_every_other_interface_so_it_stays_decided(tmp_path):
     text = f"{P}NCCL INFO NCCL_SOCKET_IFNAME set by environment to ^docker,lo\n" + FAMILY
     _, d, _ = _diagnose(tmp_path, text)
