@@ -28,9 +28,12 @@ def hca_selects(spec: str, port: str) -> bool:
     return hit != exclude
 
 
-def socket_ifaces(nccl: NcclLog, network: str) -> list[dict]:
+def socket_ifaces(nccl: NcclLog, network: str, env: dict) -> list[dict] | None:
     """Interfaces NCCL printed it uses (bootstrap, OOB, sockets) that peers cannot reach. What
-    NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname)."""
+    NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname).
+    With none, None (unknown) when the job failed in a way a wrong interface explains and
+    NCCL_SOCKET_IFNAME names interfaces a failing host never shows NCCL using: whether that host
+    has them is not in the text (see _unverified_ifname)."""
     bad = []
     for label, table in (("bootstrap", nccl.bootstrap), ("oob", nccl.oob)):
         for host, pairs in table.items():
@@ -43,7 +46,28 @@ def socket_ifaces(nccl: NcclLog, network: str) -> list[dict]:
                     if is_virtual_iface(i)]
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
+    if not bad and _unverified_ifname(nccl, env):
+        return None
     return bad[:8]
+
+
+def _unverified_ifname(nccl: NcclLog, env: dict) -> bool:
+    """NCCL_SOCKET_IFNAME lists interfaces, a blocking failure has wrong_socket_ifname among its
+    causes, and a host that failed printed no interface it chose (with no host named, the log shows
+    none at all). NCCL's interface search finds or fails only when the variable names interfaces:
+    by default it falls back to docker*, then lo, so it always finds one (misc/socket.cc
+    ncclFindInterfaces, "Specified by user : find or fail", v2.4.8..v2.30.7); what it found it
+    prints at init (bootstrap.cc `Bootstrap : Using IF:ADDR`, net_socket / net_ib `Using ... OOB
+    IF:ADDR`). An exclusion list (`^...`) leaves every other interface, so it is not taken here."""
+    spec = str(env.get("NCCL_SOCKET_IFNAME") or "").strip()
+    if not spec or spec.startswith("^") or "no_socket_iface" in nccl.errors:  # NCCL said it found none: decided
+        return False
+    failed = [e for e in nccl.errors.values() if e["blocking"] and "wrong_socket_ifname" in e["causes"]]
+    if not failed:
+        return False
+    chose = set(nccl.bootstrap) | set(nccl.oob) | set(nccl.socket_ifaces)
+    hosts = {h for e in failed for h in e["hosts"]}
+    return bool(hosts - chose) if hosts else not chose
 
 
 def channels(nccl: NcclLog, nics: dict, where: str) -> dict:
