@@ -11,9 +11,14 @@ import json
 from allreduce_doctor.busbw import phrase
 from allreduce_doctor.oneline import observed_text, read_status, short, step_badge  # noqa: F401 - the views import them from here too
 from allreduce_doctor.sanitize import fields
-from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE
+from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE, verdict_headline
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
+
+
+def verdict_words(d: dict) -> str:
+    """A diagnosis's verdict as its headline words, upper-case (pasted text alone names no node)."""
+    return verdict_headline(d.get("verdict", "inconclusive"), (d.get("context") or {}).get("source")).upper()
 
 
 def setting_value(value) -> str:
@@ -35,11 +40,11 @@ def _verdict_line(d: dict) -> str:
     rc = d.get("root_cause")
     if rc:
         on = f" on {', '.join(rc['hosts'])}" if rc.get("hosts") else ""  # a paste of several hosts: the worst host's
-        return f"{VERDICT_WORDS.get(verdict, verdict.upper())}: {rc['id']}{on} ({rc.get('severity')}, owner: {rc.get('owner')})"
+        return f"{verdict_words(d)}: {rc['id']}{on} ({rc.get('severity')}, owner: {rc.get('owner')})"
     healthy = d.get("healthy") or {}
     # The healthy outcome's id names a healthy end: it is not said of an inconclusive or n.a. verdict.
     suffix = f": {healthy['id']}" if healthy.get("id") and verdict == HEALTHY else ""
-    return f"{VERDICT_WORDS.get(verdict, verdict.upper())}{suffix}"
+    return f"{verdict_words(d)}{suffix}"
 
 
 def _evidence_used(used: dict | None) -> list[str]:

@@ -34,6 +34,15 @@ VERDICT_EXIT = {HEALTHY: EXIT_HEALTHY, FAULT: EXIT_FAULT, INCONCLUSIVE: EXIT_INC
 # The headline of each verdict, as every report and ticket words it (reports print it upper-case).
 VERDICT_HEADLINE = {FAULT: "Fault found", HEALTHY: "Nothing found on this node", INCONCLUSIVE: "Inconclusive",
                     NOT_APPLICABLE: "Nothing to diagnose here"}
+# Pasted text alone shows no node: its no-fault end (a hardware limit the text shows) says so.
+EVIDENCE_HEALTHY_HEADLINE = "No fault in the pasted text"
+
+
+def verdict_headline(verdict: str, source: str | None = None) -> str:
+    """The verdict's headline for a diagnosis of `source` (the host kind: live, snapshot, evidence)."""
+    if verdict == HEALTHY and source == "evidence":
+        return EVIDENCE_HEALTHY_HEADLINE
+    return VERDICT_HEADLINE.get(verdict, verdict)
 
 # A step's badge: what its outcome means for the node, worded apart from an evidence row's read
 # status (ok / missing / error: whether a fact could be read at all).

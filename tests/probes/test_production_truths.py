@@ -205,3 +205,22 @@ def test_a_bad_answer_for_the_policy_makes_the_policy_an_error_not_a_crash():
 
     found = site_policy({"site.declared": ok({}), "operator.answers": ok({"link_gbps": "fast"})})
     assert (found.status, found.reason) == ("error", "--answer: link_gbps = 'fast': expected a rate in Gb/s, e.g. 400")
+
+
+def _ifname(spec: str, ifaces: Observation) -> Observation:
+    from allreduce_doctor.probes.derive_job import socket_ifname
+
+    env = ok({"job_found": True, "vars": {"NCCL_SOCKET_IFNAME": spec}})
+    return socket_ifname({"nccl.env": env, "net.all_ifaces": ifaces})
+
+
+def test_a_socket_ifname_on_a_node_whose_interfaces_were_not_read_is_unknown_not_fine():
+    unread = Observation("", None, MISSING, reason="ip -o link: not installed")
+    obs = _ifname("eth0", unread)
+    assert (obs.status, obs.reason) == (MISSING, "NCCL_SOCKET_IFNAME=eth0 is set but this node's interfaces were "
+                                                 "not read (ip -o link: not installed)")
+    # what the spec alone decides is still decided: only loopback or virtual names
+    assert _ifname("lo,docker0", unread).value["problem"] == "only loopback or virtual interfaces, which peers cannot reach"
+    read = ok([{"name": "eth0"}, {"name": "ib0"}])
+    assert _ifname("eth0", read).value == {"value": "eth0", "matched": ["eth0"], "problem": None}
+    assert _ifname("enp", read).value["problem"] == "no interface on this node matches"

@@ -49,7 +49,7 @@ def _value(value, collection: bool = False) -> list:
 
 
 def _head(ticket: Ticket) -> list:
-    verdict = VERDICT_WORDS.get(ticket.verdict, ticket.verdict)
+    verdict = ticket.headline or VERDICT_WORDS.get(ticket.verdict, ticket.verdict)
     kind = PANELS.get(ticket.severity, "info") if ticket.verdict != "inconclusive" else "info"
     inner = [("para", [B(f"{verdict}: "), C(ticket.cause), T(f" ({ticket.cause_title})")])]
     if ticket.root_cause["summary"]:

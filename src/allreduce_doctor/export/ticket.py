@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from allreduce_doctor.oneline import observed_text, short, step_badge
-from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE
+from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE, verdict_headline
 
 from . import extract
 from allreduce_doctor.redact import RULES, redact_diagnosis
@@ -71,6 +71,7 @@ class Ticket:
     bundle: str | None = None  # the snapshot bundle the diagnosis came from (attached on Jira)
     deciding: list[str] = field(default_factory=list)  # the checks whose failure named the cause
     candidates: list[dict] = field(default_factory=list)  # a paste's ranked causes (cause, confidence, for, against, next)
+    headline: str = ""  # the verdict's words for its source (status.verdict_headline)
 
     def witnesses(self) -> dict:
         """Each deciding check's deciding value (the records that failed it)."""
@@ -284,7 +285,8 @@ def build_ticket(diagnosis: dict) -> Ticket:
         title=_title(verdict, cause, cause_title, _where(affected, checked, host), bw, missing),
         fingerprint=print_id,
         labels=[LABEL, cause, print_id],
-        verdict=verdict, cause=cause, cause_title=cause_title, severity=severity, owner=owner,
+        verdict=verdict, headline=verdict_headline(verdict, ctx.get("source")), cause=cause, cause_title=cause_title,
+        severity=severity, owner=owner,
         fabric=FABRICS.get(fabric, fabric),
         scope={"host": host, "slurm_job": extract.slurm_job(d), "nodes_checked": checked, "nodes_affected": affected},
         symptom=_symptom(d, deciding, bw),

@@ -144,6 +144,9 @@ def socket_ifname(inputs: Inputs) -> Observation:
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
         problem = "only loopback or virtual interfaces, which peers cannot reach"
+    if problem is None and names is None:  # unread is unknown: the list may match nothing here
+        return Observation("", None, MISSING, reason=f"NCCL_SOCKET_IFNAME={spec} is set but this node's interfaces "
+                                                     f"were not read ({ifaces.reason or 'net.all_ifaces missing'})")
     return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK)
 
 

@@ -7,7 +7,7 @@ every badge also carries a word, so nothing depends on colour alone."""
 
 from __future__ import annotations
 
-from allreduce_doctor.report import VERDICT_WORDS, read_status, short
+from allreduce_doctor.report import read_status, short, verdict_words
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.tree_model import BADGES, FAIL, NA, NOT_REACHED, PASS, UNKNOWN, NodeView
@@ -74,7 +74,7 @@ def verdict_markup(d: dict, where: str) -> str:
     verdict = d.get("verdict", "inconclusive")
     rc = d.get("root_cause") or {}
     healthy = d.get("healthy") or {}
-    head = f"[{VERDICT_STYLE.get(verdict, 'b')}]{VERDICT_WORDS.get(verdict, verdict.upper())}[/]"
+    head = f"[{VERDICT_STYLE.get(verdict, 'b')}]{verdict_words(d)}[/]"
     if rc:
         head += f": [b]{esc(rc['id'])}[/] ({esc(rc.get('severity'))}, owner {esc(rc.get('owner'))})"
     elif healthy.get("id") and verdict == HEALTHY:
