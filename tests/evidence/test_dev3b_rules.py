@@ -70,11 +70,15 @@ def test_direct_peer_copies_below_the_host_staged_copy_are_read_per_pair(tmp_pat
 
 
 def test_slow_peer_copies_ask_the_iommu_question_first(tmp_path):
-    rc, d, _ = _diagnose(tmp_path, SLOW_P2P)
+    rc, d, path = _diagnose(tmp_path, SLOW_P2P)
     assert rc == 3 and d["verdict"] == "inconclusive"
     steps = {p["node"]: p["outcome"] for p in d["path"]}
     assert steps["nccl_log.p2p_slow"] == "yes" and steps["nccl_log.hang_iommu"] == "unknown"
     assert [f["cause"] for f in d["findings"]] == ["iommu_enabled", "pcie_acs_enabled"]
+    # The command line is not in the text; the matrices that led to the question are, with their lines.
+    assert d["findings"][0]["supporting"] == [
+        f"{path}:1-29: Direct GPU peer copies are not slower than copies through host memory -> yes; "
+        "The kernel command line leaves the IOMMU out of peer DMA -> unknown"]
 
 
 def test_slow_peer_copies_with_the_iommu_in_passthrough_name_acs(tmp_path):
