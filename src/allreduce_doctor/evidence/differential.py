@@ -174,17 +174,25 @@ def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str
     and its cause stays a candidate with what to collect)."""
     out = []
     reasons = {i["node"]: i["reason"] for i in diag.inconclusive}
-    for step in diag.path:
+    for at, step in enumerate(diag.path):
         if step.kind != "check" or step.outcome != "unknown" or not step.node.startswith("nccl_log."):
             continue
         node = rs.node(step.node)
+        line = f"{_sources(step) or step.node}: {step.title} -> unknown"
+        before = diag.path[at - 1] if at else None
+        if not _LINE_RE.search(_sources(step)) and before is not None and _LINE_RE.search(_sources(before)):
+            # The question's own fact is not in the text; the lines that led the walk to it are.
+            line = f"{_sources(before)}: {before.title} -> {before.outcome}; {step.title} -> unknown"
         for label in ("yes", "no"):
             leaf = rs.node(node.outcomes[label].target) if label in node.outcomes else None
             if isinstance(leaf, CauseLeaf):
-                sources = ", ".join(dict.fromkeys(f["source"] for f in step.facts if f.get("source"))) or step.node
-                out.append((leaf.cause, f"{sources}: {step.title} -> unknown",
+                out.append((leaf.cause, line,
                             f"decide '{step.title}': {reasons.get(step.node, 'the deciding fact is not in the text')}"))
     return out
+
+
+def _sources(step) -> str:
+    return ", ".join(dict.fromkeys(str(f["source"]) for f in step.facts if f.get("source")))
 
 
 def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:

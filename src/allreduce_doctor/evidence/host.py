@@ -13,6 +13,9 @@ from allreduce_doctor.parsers.kernel import link_flaps
 _ACS_RE = re.compile(r"ACSCtl\s*:\s*(.*)$")
 _LNK_RE = re.compile(r"Lnk(Sta|Cap)\s*:.*?Speed\s+([\d.]+)GT/s.*?Width\s+x(\d+)(.*)$")
 _GPU_NAME_RE = re.compile(r"^\s*GPU\s+\d+\s*:\s*(.*?)\s*\(UUID", re.IGNORECASE)
+_P2P_TITLE_RE = re.compile(r"^\s*(?:(Uni|Bi)directional )?P2P=(Enabled|Disabled) (Bandwidth|Latency)")
+_NUM_RE = re.compile(r"^\s*\d+(?:\s+\d+(?:\.\d+)?)+\s*$")
+P2P_SLOW_RATIO = 0.5  # direct below half the host-staged copy (_p2p_verdict)
 
 
 def _acs_flags(text: str) -> dict:
@@ -39,6 +42,40 @@ def _topology(block: dict) -> dict:
     return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
             "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
             "source": block["where"]}
+
+
+def _p2p_bandwidth(lines: list[str], out: dict) -> None:
+    """The unidirectional bandwidth matrices of p2pBandwidthLatencyTest: {"enabled"|"disabled": {(i, j): GB/s}}."""
+    matrix = None
+    for line in lines:
+        m = _P2P_TITLE_RE.match(line)
+        if m:
+            unidirectional = m.group(3) == "Bandwidth" and m.group(1) != "Bi"
+            matrix = out.setdefault(m.group(2).lower(), {}) if unidirectional else None
+            continue
+        cells = line.split()
+        if matrix is not None and len(cells) > 2 and cells[0].isdigit() and _NUM_RE.match(line):
+            row = int(cells[0])
+            for col, value in enumerate(cells[1:]):
+                if col != row:
+                    matrix[(row, col)] = float(value)
+
+
+def _p2p_verdict(bandwidth: dict) -> dict:
+    """Direct peer copies slower than copies staged through host memory. P2P=Disabled moves each
+    byte over PCIe twice (GPU to host memory, host memory to GPU); P2P=Enabled once, GPU to GPU
+    (CUDA samples p2pBandwidthLatencyTest). A direct path below half the staged one is throttled
+    on the way between the GPUs, not by the links."""
+    on, off = bandwidth.get("enabled") or {}, bandwidth.get("disabled") or {}
+    pairs = sorted(set(on) & set(off))
+    slow = [(i, j) for i, j in pairs if off[(i, j)] > 0 and on[(i, j)] < P2P_SLOW_RATIO * off[(i, j)]]
+    if not pairs:
+        return {"pairs": 0, "slow_pairs": 0, "slower_than_host": None}
+    out = {"pairs": len(pairs), "slow_pairs": len(slow), "slower_than_host": bool(slow)}
+    if slow:
+        i, j = slow[0]
+        out["example"] = f"GPU{i}->GPU{j} {on[(i, j)]:.2f} GB/s direct, {off[(i, j)]:.2f} GB/s through host memory"
+    return out
 
 
 def _pcie(block: dict, acs: list, degraded: list) -> None:
@@ -101,9 +138,12 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
                           "source": b["where"]}
         elif b["tool"] == "cuda_p2p":
             lines = b["lines"] or []
-            p2p = p2p or {"can": 0, "cannot": 0, "source": b["where"]}
+            p2p = p2p or {"can": 0, "cannot": 0, "source": b["where"], "bandwidth": {}}
             p2p["can"] += sum("CAN Access" in x and "CANNOT" not in x for x in lines)
             p2p["cannot"] += sum("CANNOT" in x for x in lines)
+            _p2p_bandwidth(lines, p2p["bandwidth"])
+    if p2p is not None:
+        p2p.update(_p2p_verdict(p2p.pop("bandwidth")))
     cmdline, kernel = _kernel(blocks, cmdlines)
     faults = kernel["events"].get("iommu_fault", 0)
     translating = faults > 0  # the command line itself is kernel.cmdline, judged by the trunk

@@ -35,7 +35,8 @@ from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the gramm
 # INFO lines that report a failure (NCCL logs some failures at INFO level).
 _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_refused", "connect_timeout",
                "no_route", "no_socket_iface", "no_iface_subnet", "plugin_failed", "net_not_found", "wrong_type",
-               "gid_change", "port_event", "rdma_core_symbols", "fabric_manager"}
+               "gid_change", "port_event", "rdma_core_symbols", "fabric_manager",
+               "libfabric_abi_missing"}
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                            r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
 MAX_HOSTS = 20000

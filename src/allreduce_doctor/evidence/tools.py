@@ -34,6 +34,7 @@ _DEVINFO_PORT = (r"state|max_mtu|active_mtu|sm_lid|port_lid|port_lmc|link_layer|
                  r"|subnet_timeout|init_type_on_reset|port")
 _GID_LINE = r"^\s*GID\[\s*\d+\]\s*:"
 _PCI_DEV = r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+\S"
+_P2P_MATRIX = r"^\s*(?:(?:Uni|Bi)directional )?P2P=(?:Enabled|Disabled) (?:Bandwidth|Latency)|^\s*\[P2P \(Peer-to-Peer\) GPU"
 _DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d \S+ [\w./-]+(?:\[\d+\])?:"
           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [\w./-]+(?:\[\d+\])?:)")
 
@@ -66,8 +67,11 @@ TOOLS: tuple[Tool, ...] = (
     _t("nvidia_smi_q", "nvidia_smi_fabric", r"^=+\s*NVSMI LOG\s*=+\s*$|^\s*Fabric\s*$",
        r"^\s+\S|^(?:Timestamp|Driver Version|CUDA Version|Attached GPUs|GPU [0-9A-Fa-f]{4,8}:)"),
     _t("kernel_log", "dmesg_lines", _DMESG, _DMESG),
+    # CUDA samples p2pBandwidthLatencyTest: peer access, then bandwidth and latency matrices per GPU pair.
     _t("cuda_p2p", None, r"^\s*Device=\d+\s+CAN(?:NOT)?\s+Access Peer Device=\d+|^\s*P2P Connectivity Matrix"
-       r"|^\s*Device:\s*\d+,.*pciBusID", r"^\s*Device=\d+\s+CAN|^\s*Device:\s*\d+,.*pciBusID|^\s*D\\D(?:\s+\d+)+\s*$|^\s*\d+(?:\s+[01])+\s*$|^\s*P2P Connectivity Matrix"),
+       rf"|^\s*Device:\s*\d+,.*pciBusID|{_P2P_MATRIX}",
+       r"^\s*Device=\d+\s+CAN|^\s*Device:\s*\d+,.*pciBusID|^\s*(?:D\\D|GPU|CPU)(?:\s+\d+)+\s*$"
+       rf"|^\s*\d+(?:\s+\d+(?:\.\d+)?)+\s*$|^\s*P2P Connectivity Matrix|{_P2P_MATRIX}|^\s*\*+NOTE:|^\s*So you can see lesser"),
 )
 BY_NAME = {t.name: t for t in TOOLS}
 # Lines that carry nothing but do not end a block: truncation marks and markdown fences.
