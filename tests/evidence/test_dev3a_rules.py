@@ -1,0 +1,50 @@
+"""Rules from batch 3's dev misses (issue 12, dev3a: containers, sockets, shared memory), each from a
+primary source, through `diagnose --evidence FILE --format json` in process (the CLI's main)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from allreduce_doctor.cli import main
+
+
+def _diagnose(tmp_path, text: str, *extra: str) -> tuple[int, dict, str]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
+    return rc, json.loads(out.getvalue()), str(path)
+
+
+def _step(d: dict, node: str) -> dict:
+    return next(p for p in d["path"] if p["node"] == node)
+
+
+def _ranked(d: dict) -> list[str]:
+    return [f["cause"] for f in d["findings"]]
+
+
+# -- a connect to a loopback address: the peer listens on loopback ----------------------------------
+# NCCL 2.18.5 misc/socket.cc socketStartConnect, as PyTorch's "Last error:" repeats it.
+LOOPBACK = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1331, unhandled system error "
+            "(run with NCCL_DEBUG=INFO for details), NCCL version 2.18.5\n"
+            "Last error:\n"
+            "socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused connection abort\n")
+
+
+def test_a_connect_to_a_loopback_address_decides_the_interface_step(tmp_path):
+    rc, d, path = _diagnose(tmp_path, LOOPBACK)
+    step = _step(d, "nccl_log.socket_iface")
+    assert step["outcome"] == "yes"
+    assert step["value"]["log.job.bad_socket_ifaces"] == [
+        {"error": "connect_aborted", "address": "127.0.0.1", "source": f"{path}:3"}]
+    assert rc == 1 and d["root_cause"]["id"] == "wrong_socket_ifname" and d["root_cause"]["confidence"] == "high"
+
+
+def test_a_connect_to_a_routed_address_leaves_the_interface_step_alone(tmp_path):
+    _, d, _ = _diagnose(tmp_path, LOOPBACK.replace("127.0.0.1", "10.1.2.3"))
+    assert _step(d, "nccl_log.socket_iface")["outcome"] == "no"
+    assert d["verdict"] == "inconclusive" and d["root_cause"]["confidence"] == "medium"
