@@ -48,3 +48,31 @@ def test_a_connect_to_a_routed_address_leaves_the_interface_step_alone(tmp_path)
     _, d, _ = _diagnose(tmp_path, LOOPBACK.replace("127.0.0.1", "10.1.2.3"))
     assert _step(d, "nccl_log.socket_iface")["outcome"] == "no"
     assert d["verdict"] == "inconclusive" and d["root_cause"]["confidence"] == "medium"
+
+
+# -- no usable interface inside a container's own network namespace --------------------------------
+# NCCL 2.2 (NVIDIA/nccl-tests#14) printed `host:pid:tid [dev] file:line WARN msg`, without "NCCL".
+CONTAINER = "e66aa18dc444"
+NO_IFACE = (f"{CONTAINER}:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : "
+            "Address family not supported by protocol\n"
+            "NCCL failure common.cu:874 'unhandled system error'\n")
+
+
+def test_no_usable_interface_on_a_host_named_like_a_container_is_its_network_namespace(tmp_path):
+    rc, d, path = _diagnose(tmp_path, NO_IFACE)
+    step = _step(d, "nccl_log.bridge")
+    assert step["outcome"] == "yes"
+    assert step["value"]["log.job.bridge_network"] == [
+        {"error": "no_socket_iface", "host": CONTAINER, "container": "own network namespace", "source": f"{path}:1"}]
+    assert rc == 1 and _ranked(d)[:2] == ["container_network_isolation", "wrong_socket_ifname"]
+
+
+def test_the_same_line_on_a_host_with_a_plain_name_is_the_interface_setting(tmp_path):
+    rc, d, _ = _diagnose(tmp_path, NO_IFACE.replace(CONTAINER, "gpu-node-07"))
+    assert _step(d, "nccl_log.bridge")["outcome"] == "no"
+    assert rc == 1 and d["root_cause"]["id"] == "wrong_socket_ifname"
+
+
+def test_a_host_of_twelve_digits_is_not_taken_for_a_container(tmp_path):
+    _, d, _ = _diagnose(tmp_path, NO_IFACE.replace(CONTAINER, "201905230001"))
+    assert d["root_cause"]["id"] == "wrong_socket_ifname"
