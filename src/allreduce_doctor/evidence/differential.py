@@ -46,11 +46,14 @@ SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabl
 HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_transport", "wrong_socket_ifname",
         "container_network_isolation", "fabric_unreachable", "socket_blocked", "gpu_sharing_interposer_deadlock",
         "nccl_version_mismatch"}
-# Causes that break TCP between hosts. On one host every local address reaches every other (loopback,
-# a bridge, the container's own): NCCL's bootstrap and proxy sockets listen on the chosen interface
-# and the ranks of that host connect to it (bootstrap.cc), so none of these explains a failure of a
-# job the text shows on one host (the runbook's bridge, socket_iface and blocked checks say the same).
-BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked"}
+# Causes that only matter between hosts, so none explains what a job the text shows on one host hit
+# (the runbook's bridge, socket_iface, blocked, libibverbs and socket checks are gated the same way):
+# TCP between hosts: every local address (loopback, a bridge, the container's own) reaches every other,
+# and NCCL's bootstrap and proxy sockets listen on the chosen interface for the ranks (bootstrap.cc);
+# the network transport: ranks of one host connect over P2P or SHM, NET only when both cannot
+# (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
+BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
+                 "container_missing_libibverbs", "socket_fallback"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
 
