@@ -27,6 +27,15 @@ def _ranked(d: dict) -> list[str]:
     return [f["cause"] for f in d["findings"]]
 
 
+def _decided_by(tmp_path, text: str, node: str, fact: str, rows) -> tuple[int, dict]:
+    """Diagnose `text`; the step `node` says yes on exactly `rows` (a callable of the paste's path)."""
+    rc, d, path = _diagnose(tmp_path, text)
+    step = _step(d, node)
+    assert step["outcome"] == "yes"
+    assert step["value"][fact] == rows(path)
+    return rc, d
+
+
 # -- a connect to a loopback address: the peer listens on loopback ----------------------------------
 # NCCL 2.18.5 misc/socket.cc socketStartConnect, as PyTorch's "Last error:" repeats it.
 LOOPBACK = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1331, unhandled system error "
@@ -36,11 +45,8 @@ LOOPBACK = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL
 
 
 def test_a_connect_to_a_loopback_address_decides_the_interface_step(tmp_path):
-    rc, d, path = _diagnose(tmp_path, LOOPBACK)
-    step = _step(d, "nccl_log.socket_iface")
-    assert step["outcome"] == "yes"
-    assert step["value"]["log.job.bad_socket_ifaces"] == [
-        {"error": "connect_aborted", "address": "127.0.0.1", "source": f"{path}:3"}]
+    rc, d = _decided_by(tmp_path, LOOPBACK, "nccl_log.socket_iface", "log.job.bad_socket_ifaces", lambda path: [
+        {"error": "connect_aborted", "address": "127.0.0.1", "source": f"{path}:3"}])
     assert rc == 1 and d["root_cause"]["id"] == "wrong_socket_ifname" and d["root_cause"]["confidence"] == "high"
 
 
@@ -59,11 +65,8 @@ NO_IFACE = (f"{CONTAINER}:3171:3171 [0] include/socket.h:311 WARN Socket creatio
 
 
 def test_no_usable_interface_on_a_host_named_like_a_container_is_its_network_namespace(tmp_path):
-    rc, d, path = _diagnose(tmp_path, NO_IFACE)
-    step = _step(d, "nccl_log.bridge")
-    assert step["outcome"] == "yes"
-    assert step["value"]["log.job.bridge_network"] == [
-        {"error": "no_socket_iface", "host": CONTAINER, "container": "own network namespace", "source": f"{path}:1"}]
+    rc, d = _decided_by(tmp_path, NO_IFACE, "nccl_log.bridge", "log.job.bridge_network", lambda path: [
+        {"error": "no_socket_iface", "host": CONTAINER, "container": "own network namespace", "source": f"{path}:1"}])
     assert rc == 1 and _ranked(d)[:2] == ["container_network_isolation", "wrong_socket_ifname"]
 
 
