@@ -140,8 +140,9 @@ class Session:
             from allreduce_doctor.evidence.differential import rank
 
             log, ports = self.observations.get("log.nccl"), self.observations.get("rdma.compute_ports")
+            job = self.observations.get("log.job")
             rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self.options.symptom,
-                 ports.value if ports.ok else None)
+                 ports.value if ports.ok else None, job.value if job.ok else None)
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report

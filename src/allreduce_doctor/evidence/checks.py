@@ -12,6 +12,7 @@ ROCE_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_ROCE_VERSION_NUM", "NCC
 INTERNAL_NETS = ("ib", "socket")
 # Failures of the data path or of setup; init notes NCCL worked around are not among them.
 _NOTES = {"libibverbs_missing", "no_ib_device", "plugin_failed", "completion_flush"}
+_CONNECT_FAILURES = ("connect_refused", "connect_timeout", "connect_aborted", "no_route")
 
 
 def hca_selects(spec: str, port: str) -> bool:
@@ -46,9 +47,26 @@ def socket_ifaces(nccl: NcclLog, network: str, env: dict) -> list[dict] | None:
                     if is_virtual_iface(i)]
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
+    bad += _loopback_targets(nccl)
     if not bad and _unverified_ifname(nccl, env):
         return None
     return bad[:8]
+
+
+def _loopback_targets(nccl: NcclLog) -> list[dict]:
+    """TCP connects that failed towards a loopback or link-local address: the address a rank
+    connects to is the one its peer listens on, the bootstrap interface it chose (NCCL bootstrap.cc:
+    the listen sockets and the handle carry bootstrapNetIfAddr; misc/socket.cc socketStartConnect
+    prints it, `Connect to ADDR failed`, v2.12.12..v2.30.7), so the peer advertised an address
+    only its own host can reach."""
+    out = []
+    for name in _CONNECT_FAILURES:
+        entry = nccl.errors.get(name) or {}
+        for d in entry.get("details", []):
+            addr = str(d.get("address") or "")
+            if addr.startswith(("127.", "169.254.")):
+                out.append({"error": name, "address": addr, "source": entry["source"]})
+    return out[:4]
 
 
 def _unverified_ifname(nccl: NcclLog, env: dict) -> bool:

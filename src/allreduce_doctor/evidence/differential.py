@@ -46,13 +46,22 @@ SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabl
 HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_transport", "wrong_socket_ifname",
         "container_network_isolation", "fabric_unreachable", "socket_blocked", "gpu_sharing_interposer_deadlock",
         "nccl_version_mismatch"}
+# Causes that only matter between hosts, so none explains what a job the text shows on one host hit
+# (the runbook's bridge, socket_iface, blocked, libibverbs and socket checks are gated the same way):
+# TCP between hosts: every local address (loopback, a bridge, the container's own) reaches every other,
+# and NCCL's bootstrap and proxy sockets listen on the chosen interface for the ranks (bootstrap.cc);
+# the network transport: ranks of one host connect over P2P or SHM, NET only when both cannot
+# (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
+BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
+                 "container_missing_libibverbs", "socket_fallback"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
 
 
 def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None = None,
-         ports: list | None = None) -> Diagnosis:
-    """Reorder `diag` into the ranked differential (in place; returned for chaining)."""
+         ports: list | None = None, job: dict | None = None) -> Diagnosis:
+    """Reorder `diag` into the ranked differential (in place; returned for chaining). `job` is
+    log.job (its scope: a job the text shows on one host drops the causes that need two)."""
     from allreduce_doctor.runbook.causes import CAUSES as causes
 
     scores: dict[str, float] = {}
@@ -64,8 +73,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     errors = (nccl or {}).get("errors", {})
     if symptom is None and HANG_FRAMES & set(errors):
         symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
+    one_host = (job or {}).get("scope") == "intra"
     for kind, entry in errors.items():
-        cands = signatures.candidates().get(kind, ())
+        cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and c.cause in BETWEEN_HOSTS))
         # A kind with a single explanation is decisive; a generic one follows from another failure.
         weak = kind in GENERIC or kind in CONTEXT
         weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)

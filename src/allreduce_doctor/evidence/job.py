@@ -9,6 +9,7 @@ GID NCCL uses, MTUs, GPUDirect RDMA, and how RDMA connections failed.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections import Counter
 
 from allreduce_doctor.domain import busbw_verdict
@@ -20,6 +21,7 @@ _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # is not one: NCCL returns it for any transport when a peer leaves (src/init.cc ncclGetErrorString).
 _CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error")
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
+_CONTAINER_ID_RE = re.compile(r"[0-9a-f]{12}")
 
 
 def _ver(text: str | None) -> tuple:
@@ -240,4 +242,14 @@ def bridge(nccl: NcclLog) -> list[dict]:
             ip = _ipv4(d.get("address") or d.get("peer"))
             if ip and ip in _DOCKER_BRIDGE:
                 found.append({"error": name, "address": str(ip), "source": nccl.errors[name]["source"]})
+    # NCCL found no usable interface on a host named like a Docker container: Docker names a container
+    # after its ID unless it shares the host's network, where it keeps the host's name (moby
+    # daemon/container.go newContainer / generateHostname: id[:12]). Its own network namespace lacks
+    # the host's interfaces (NVIDIA/nccl#331, NVIDIA/nccl#929, NVIDIA/nccl-tests#14: host network fixed it).
+    for name in ("no_socket_iface", "no_iface_subnet"):
+        entry = nccl.errors.get(name) or {}
+        for host in entry.get("hosts", []):
+            if _CONTAINER_ID_RE.fullmatch(host) and not host.isdigit():
+                found.append({"error": name, "host": host, "container": "own network namespace",
+                              "source": entry["source"]})
     return found[:8]

@@ -40,6 +40,7 @@ _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                            r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
 MAX_HOSTS = 20000
+_BARE_HOST_RE = re.compile(r"\s*([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
 
 
 def _ifaces(text: str) -> list[tuple[str, str]]:
@@ -121,7 +122,8 @@ class NcclLog:
         """A line without NCCL's prefix that still carries a signal: a signature (a pasted WARN
         message, a CUDA or rdma-core error, a kernel line) or a quoted connection line."""
         if signatures.match(text) is not None:
-            self._failure("WARN", "", text.strip(), None, where)
+            m = _BARE_HOST_RE.match(text)  # NCCL before 2.3 printed `host:pid:tid [dev] file:line WARN`
+            self._failure("WARN", "", text.strip(), m.group(1) if m else None, where)
             return True
         m = BARE_CONN_RE.search(text)
         if m is not None:
