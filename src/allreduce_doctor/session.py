@@ -141,7 +141,7 @@ class Session:
 
             log, ports = self.observations.get("log.nccl"), self.observations.get("rdma.compute_ports")
             job = self.observations.get("log.job")
-            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self.options.symptom,
+            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self._symptom(),
                  ports.value if ports.ok else None, job.value if job.ok else None)
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
@@ -149,6 +149,14 @@ class Session:
         diagnosis.warnings = list(self.warnings)
         diagnosis.bandwidth = busbw_summary(self.observations)
         return diagnosis
+
+    def _symptom(self) -> str | None:
+        """What the reporter saw: as told (--symptom), else "slow" when the text measured busbw below
+        what its NICs carry (a table with numbers is itself a symptom, issue 12); else unsaid."""
+        if self.options.symptom:
+            return self.options.symptom
+        bw = busbw_summary(self.observations)
+        return "slow" if bw is not None and bw["verdict"] == "below" else None
 
     def reanswer(self, answers: dict[str, str]):
         """Walk again with new answers. Nothing is probed again: only the facts derived from the

@@ -56,6 +56,24 @@ def test_the_symptom_reorders_the_candidates(tmp_path):
         ["wrong_socket_ifname", "container_missing_ib_devices", "container_network_isolation"]
 
 
+def test_a_table_below_what_the_nics_carry_is_the_symptom_slow(tmp_path):
+    from tests.integration.test_verdicts import IBSTAT, TABLE, _reference
+
+    failures = (f"{P}NCCL INFO NET/IB : No device found.\n"
+                f"{P}NCCL INFO Call to connect returned Connection refused, retrying\n")
+
+    def order(text: str, *symptom: str) -> list[str]:
+        return [f["cause"] for f in _diagnose(tmp_path, text, *symptom)[1]["findings"]][:3]
+
+    measured = failures + _reference(TABLE) + _reference(IBSTAT)  # 338.82 GB/s of the 8 x 400G the paste shows
+    assert _diagnose(tmp_path, measured)[1]["bandwidth"]["verdict"] == "below"
+    assert order(measured) == order(measured, "--symptom", "slow") == \
+        ["container_missing_ib_devices", "wrong_socket_ifname", "wrong_ib_hca"]
+    assert order(measured, "--symptom", "error")[2] == "container_network_isolation"  # told otherwise: as told
+    unmeasured = failures + _reference(TABLE)  # the NICs not shown: the table alone says no shortfall
+    assert order(unmeasured) == order(unmeasured, "--symptom", "error")
+
+
 def test_a_decided_cause_that_explains_nothing_failed_ranks_after_those_that_do(tmp_path):
     rc, d = _diagnose(tmp_path, RETRY + f"{P}NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n")
     ranked = {f["cause"]: f for f in d["findings"]}
