@@ -48,3 +48,24 @@ def test_a_node_read_healthy_keeps_its_words():
     d = stored_diagnosis("ib-healthy")
     assert verdict_words(d) == "NOTHING FOUND ON THIS NODE"
     assert build_ticket(d).headline == "Nothing found on this node"
+
+
+def test_a_pasted_hosts_header_never_says_this_node(tmp_path):
+    from allreduce_doctor.fleet.pasted import render_hosts
+
+    lines = CASE.read_text().splitlines()
+    paste = tmp_path / "two.txt"
+    paste.write_text("".join(
+        f"root@{h}:~# dmesg | head -1\n[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02) #101-Ubuntu SMP\n"
+        + "".join(line + "\n" for line in lines if line.startswith(h)) for h in ("server1", "server3")))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["diagnose", "--evidence", str(paste), "--format", "json"])
+    data = json.loads(out.getvalue())
+    assert [h["host"] for h in data["hosts"]] == ["server1", "server3"]
+    own = data["hosts"][0]
+    own.update(verdict="healthy", root_cause=None)  # a host whose part walked to a no-fault end
+    assert "==================== host server1: No fault in the pasted text ====================" in \
+        render_hosts(data, "text")
+    data.update(verdict="healthy", root_cause=None, healthy={"id": "expected_hardware_limit", "title": "capped"})
+    assert render_hosts(data, "text").splitlines()[2] == "NO FAULT IN THE PASTED TEXT OF ANY HOST: expected_hardware_limit"

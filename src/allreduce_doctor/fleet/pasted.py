@@ -25,7 +25,7 @@ from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.evidence.hosts import MAX_HOSTS, UNATTRIBUTED
 from allreduce_doctor.fleet.analyze import node_result
 from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
-from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, VERDICT_HEADLINE
+from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, verdict_headline
 
 ONE_NODE_FORMATS = ("prometheus", "npd")  # metrics of the node they run on: never a paste of several
 MAX_REPORTS = 8  # hosts whose whole report follows the fleet's in text and Markdown (faults first)
@@ -85,7 +85,7 @@ def render_hosts(data: dict, fmt: str) -> str:
     hosts = sorted(data["hosts"], key=lambda d: d["verdict"] != "fault")[:MAX_REPORTS]
     out = [base]
     for own in hosts:
-        headline = VERDICT_HEADLINE.get(own["verdict"], own["verdict"])
+        headline = verdict_headline(own["verdict"], (own.get("context") or {}).get("source"))
         cause = f": {own['root_cause']['id']}" if own.get("root_cause") else ""
         if fmt == "markdown":
             out.append(f"\n---\n\n# Host {own['host']}: {headline}{cause}\n\n")

@@ -80,7 +80,9 @@ def render_fleet(d: dict, fmt: str) -> str:
     if fmt == "json" or "fleet" not in d:
         return base
     d = fields(d)  # node names are file names: one line each, controls escaped
-    base = base.replace(f"{VERDICT_WORDS[HEALTHY]}:", "NOTHING FOUND ON ANY NODE:", 1)  # report.py speaks of one node
+    # report.py speaks of one node; pasted hosts are text, not nodes read
+    every = "NO FAULT IN THE PASTED TEXT OF ANY HOST:" if d["fleet"].get("pasted") else "NOTHING FOUND ON ANY NODE:"
+    base = base.replace(f"{VERDICT_WORDS[HEALTHY]}:", every, 1)
     if fmt == "markdown":
         return base + fleet_markdown(d)
     return base.replace("\nFull evidence for every step:", fleet_text(d) + "\nFull evidence for every step:", 1) \
