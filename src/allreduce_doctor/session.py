@@ -136,27 +136,27 @@ class Session:
         fabric = self._fabric()
         branch = [BRANCHES[fabric]] if fabric in BRANCHES else []
         diagnosis = walk(self.doctor.runbooks, self.observations, self.options.answers, also_sweep=branch)
+        bandwidth = busbw_summary(self.observations)
         if self.options.evidence and self.host.kind == "evidence":  # pasted text alone: a ranked differential
             from allreduce_doctor.evidence.differential import rank
 
             log, ports = self.observations.get("log.nccl"), self.observations.get("rdma.compute_ports")
             job = self.observations.get("log.job")
-            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self._symptom(),
+            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self._symptom(bandwidth),
                  ports.value if ports.ok else None, job.value if job.ok else None)
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report
         diagnosis.warnings = list(self.warnings)
-        diagnosis.bandwidth = busbw_summary(self.observations)
+        diagnosis.bandwidth = bandwidth
         return diagnosis
 
-    def _symptom(self) -> str | None:
+    def _symptom(self, bandwidth: dict | None) -> str | None:
         """What the reporter saw: as told (--symptom), else "slow" when the text measured busbw below
         what its NICs carry (a table with numbers is itself a symptom, issue 12); else unsaid."""
         if self.options.symptom:
             return self.options.symptom
-        bw = busbw_summary(self.observations)
-        return "slow" if bw is not None and bw["verdict"] == "below" else None
+        return "slow" if bandwidth is not None and bandwidth["verdict"] == "below" else None
 
     def reanswer(self, answers: dict[str, str]):
         """Walk again with new answers. Nothing is probed again: only the facts derived from the

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from allreduce_doctor.sanitize import fields
 from allreduce_doctor.report import VERDICT_WORDS, render, setting_value
-from allreduce_doctor.status import HEALTHY
+from allreduce_doctor.status import EVIDENCE_HEALTHY_HEADLINE, HEALTHY
 
 MAX_NODES_SHOWN = 40  # longer fleets list only the nodes that are not healthy
 
@@ -81,7 +81,7 @@ def render_fleet(d: dict, fmt: str) -> str:
         return base
     d = fields(d)  # node names are file names: one line each, controls escaped
     # report.py speaks of one node; pasted hosts are text, not nodes read
-    every = "NO FAULT IN THE PASTED TEXT OF ANY HOST:" if d["fleet"].get("pasted") else "NOTHING FOUND ON ANY NODE:"
+    every = f"{EVIDENCE_HEALTHY_HEADLINE.upper()} OF ANY HOST:" if d["fleet"].get("pasted") else "NOTHING FOUND ON ANY NODE:"
     base = base.replace(f"{VERDICT_WORDS[HEALTHY]}:", every, 1)
     if fmt == "markdown":
         return base + fleet_markdown(d)
