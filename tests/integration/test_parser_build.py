@@ -54,9 +54,13 @@ def test_a_pasted_log_reported_on_stdout_imports_neither_shutil_nor_tempfile(tmp
     # and the segmenter need tempfile only for a file report and for stdin
     paste = tmp_path / "nccl.log"
     paste.write_text("gpu01:1:2 [0] NCCL INFO NET/IB : No device found.\n")
-    code = ("import sys\nfrom allreduce_doctor.cli import main\n"
+    # an interpreter's own site hooks may import them before our code runs (CI's python3 has a .pth
+    # that does): forget them first, so only an import by our code brings one back
+    code = ("import sys\nwatched = ('shutil', 'tempfile', 'bz2', 'lzma')\n"
+            "for name in watched: sys.modules.pop(name, None)\n"
+            "from allreduce_doctor.cli import main\n"
             f"code = main(['diagnose', '--evidence', {str(paste)!r}, '--format', 'json'])\n"
-            "print(code, sorted(m for m in ('shutil', 'tempfile', 'bz2', 'lzma') if m in sys.modules), file=sys.stderr)")
+            "print(code, sorted(m for m in watched if m in sys.modules), file=sys.stderr)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
             for _ in range(2)]  # the first writes the knowledge cache (through a temporary file)
