@@ -33,7 +33,7 @@ CHILD = (
 )
 
 
-def _rank_lines(comm: int, rank: int, rng: random.Random) -> list[str]:
+def _rank_lines(comm: int, rank: int, rng: random.Random, failing: bool = False) -> list[str]:
     node, dev = divmod(rank, GPUS)
     host = f"gpu-node-{node:04d}"
     pid, tid = 41000 + dev, 42000 + dev + comm * 16
@@ -70,11 +70,16 @@ def _rank_lines(comm: int, rank: int, rng: random.Random) -> list[str]:
     if rng.random() < 0.001:
         lines.append(f"{host}:{pid}:{tid} [{dev}] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got async event : "
                      "port active")
+    if failing:  # every rank's own completion error, naming its peer: as many distinct WARN lines as ranks
+        lines.append(f"{host}:{pid}:{tid} [{dev}] transport/net_ib.cc:1339 NCCL WARN NET/IB : mlx5_{dev}:1 Got "
+                     f"completion from peer 10.1.{(node + 1) % NODES // 256}.{(node + 1) % 256}<{40000 + comm * 37 + rank}> "
+                     "with error 12, opcode 0, len 0, vendor err 129 (Recv)")
     return lines
 
 
-def write_log(path: Path, target_mb: int, seed: int = 5) -> int:
-    """Write the log; returns its size in bytes. Ranks of a node group are interleaved."""
+def write_log(path: Path, target_mb: int, seed: int = 5, failing: bool = False) -> int:
+    """Write the log; returns its size in bytes. Ranks of a node group are interleaved. `failing`:
+    every rank also prints its own transport error (a job that failed on the network)."""
     rng = random.Random(seed)
     with path.open("w") as f:
         f.write("NCCL version 2.21.5+cuda12.4\n")
@@ -85,7 +90,7 @@ def write_log(path: Path, target_mb: int, seed: int = 5) -> int:
         while f.tell() < target_mb << 20:
             comm += 1
             for start in range(0, RANKS, 64):
-                group = [_rank_lines(comm, r, rng) for r in range(start, start + 64)]
+                group = [_rank_lines(comm, r, rng, failing) for r in range(start, start + 64)]
                 while group:  # interleave the ranks of a group line by line, as a real log does
                     rng.shuffle(group)
                     for lines in group:

@@ -9,7 +9,7 @@ Targets (issue 16) are ratios: the verdict judges CPU for single-process rows (t
 measure on a shared machine) and wall for the fleet, whose point is to use every core.
 Rows: `--help` and `--version` against `python3 -c pass` (<= 2x); diagnosing an IB and a RoCE
 bundle against `python3 -c "import yaml, networkx, psutil"` (<= 1x); `diagnose --evidence` on a
-synthetic 4,096-rank NCCL log against `grep -c NCCL` (<= 5x); `fleet --snapshots` over N bundles
+synthetic 4,096-rank NCCL log, healthy and failed (every rank's own WARN), against `grep -c NCCL` (<= 5x); `fleet --snapshots` over N bundles
 against `tar -xzOf` of each (<= 1.5x wall from 256 bundles; smaller fleets are shown unjudged, their time
 is mostly the start of the process; the series shows how cost grows); the TUI's first
 screen (benchmarks/tui_first_screen.py, no yardstick). Not a timed test: a shared machine is noisy.
@@ -98,15 +98,17 @@ def startup_rows(repeat: int) -> None:
         report(f"diagnose --snapshot {name}", *paired(ours, deps, repeat), "imports", 1)
 
 
-def evidence_row(mb: int, repeat: int, tmp: Path) -> None:
+def evidence_rows(mb: int, repeat: int, tmp: Path) -> None:
+    """A healthy job's log, and a failed one's, where every rank prints its own transport error."""
     from benchmarks.evidence_stream import write_log
 
-    log = tmp / "nccl-4096-ranks.log"
-    size = write_log(log, mb)
-    ours = [*DOCTOR, "diagnose", "--evidence", str(log), "--format", "json"]
-    report(f"diagnose --evidence, {size / 1e6:.0f} MB 4,096-rank log (whole CLI)",
-           *paired(ours, ["grep", "-c", "NCCL", str(log)], repeat), "grep -c", 5)
-    log.unlink()
+    for failing, what in ((False, ""), (True, ", every rank's own WARN")):
+        log = tmp / "nccl-4096-ranks.log"
+        size = write_log(log, mb, failing=failing)
+        ours = [*DOCTOR, "diagnose", "--evidence", str(log), "--format", "json"]
+        report(f"diagnose --evidence, {size / 1e6:.0f} MB 4,096-rank log{what} (whole CLI)",
+               *paired(ours, ["grep", "-c", "NCCL", str(log)], repeat), "grep -c", 5)
+        log.unlink()
 
 
 FLEET_JUDGED_FROM = 256  # bundles
@@ -159,7 +161,7 @@ def main() -> int:
         startup_rows(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         if "evidence" not in skip:
-            evidence_row(args.evidence_mb, max(3, args.repeat // 2), Path(tmp))
+            evidence_rows(args.evidence_mb, max(3, args.repeat // 2), Path(tmp))
         if "fleet" not in skip:
             fleet_rows([int(n) for n in args.fleet.split(",") if n], max(3, args.repeat // 2), Path(tmp))
     if "tui" not in skip and shutil.which("tmux"):

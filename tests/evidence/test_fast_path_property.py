@@ -9,16 +9,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from allreduce_doctor.evidence import bulk as fast_path
 from allreduce_doctor.evidence import segmenter
 from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
 from allreduce_doctor.evidence.segmenter import Scanner
 from tests.evidence.helpers import CASES, REAL
 
-# Every NCCL line of the real logs and the shared cases, as an engineer pasted them (prose that only
-# names NCCL is left out: a block of NCCL lines is told from other text by its `NCCL ` count).
+# Every line of the real logs and the shared cases that names NCCL and that the NCCL reader reads, as an
+# engineer pasted them: NCCL's own lines, those that quote `NCCL ` again (the version line), and prose
+# that names NCCL (a Python error), which bulk.py hands to the line path.
 REAL_LINES = sorted({line for path in sorted(REAL.glob("*.txt")) + sorted(CASES.glob("*.txt"))
                      for line in path.read_text(errors="replace").splitlines()
-                     if line.count("NCCL ") == 1 and NcclLog().feed_quiet(line, "x:1")})
+                     if "NCCL " in line and NcclLog().feed_quiet(line, "x:1")})
 # INFO failures in the shapes NCCL prints them, and per-rank chatter the fast path skips.
 PLANTED = [
     "host-a:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying",
@@ -30,6 +32,13 @@ PLANTED = [
     "host-a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
     "host-b:3:4 [1] NCCL INFO Trees [0] 1/-1/-1->0->-1",
     "host-c:5:6 [2] NCCL INFO comm 0x5d0c0 rank 2 nRanks 8 nNodes 2 localRanks 4 localRank 2 MNNVL 0",
+    "host-a:1:2 [0] NCCL INFO NCCL version 2.18.1+cuda12.1",
+    # PyTorch's words around NCCL's (c10d ProcessGroupNCCL.cpp, NCCLUtils.hpp), prose to the fast path
+    "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1207, unhandled system error, "
+    "NCCL version 2.10.3",
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. It can be "
+    "also caused by unexpected exit of a remote peer, you can check NCCL warnings for failure reason and see if "
+    "there is connection closure by a peer.",
 ]
 HOSTS = ["", "node-1:11:12 [0] ", "node-2:21:22 [3] ", "2026-01-02T03:04:05Z node-3:31:32 [7] "]
 
@@ -42,14 +51,15 @@ def _rehost(line: str, prefix: str) -> str:
 lines_st = st.lists(st.tuples(st.sampled_from(REAL_LINES + PLANTED), st.sampled_from(HOSTS)), min_size=1, max_size=60)
 
 
-def _read(path: Path, bulk: bool) -> dict:
-    old = segmenter.BULK_MIN
+def _read(path: Path, bulk: bool, find_keys_max: int = fast_path.FIND_KEYS_MAX) -> dict:
+    old = segmenter.BULK_MIN, fast_path.FIND_KEYS_MAX
     segmenter.BULK_MIN = 1 if bulk else 10**12  # every all-NCCL block through the fast path, or none
+    fast_path.FIND_KEYS_MAX = find_keys_max  # 0: every failure key found by the one scan
     try:
         scanner = Scanner()
         scanner.scan(str(path))
     finally:
-        segmenter.BULK_MIN = old
+        segmenter.BULK_MIN, fast_path.FIND_KEYS_MAX = old
     n = scanner.nccl
     return {
         "lines": n.lines, "errors": n.errors, "warn_other": n.warn_other.to_dict(), "version": n.version,
@@ -66,12 +76,14 @@ def _read(path: Path, bulk: bool) -> dict:
 def test_fast_and_line_paths_agree(tmp_path, mix):
     path = tmp_path / "mix.log"
     path.write_text("".join(_rehost(line, prefix) + "\n" for line, prefix in mix))
-    fast, exact = _read(path, bulk=True), _read(path, bulk=False)
+    fast_few, fast_many, exact = _read(path, True), _read(path, True, find_keys_max=0), _read(path, False)
     if _one_message_from_two_hosts(mix):
         # The fast path reads such a message once, with its first host (the docstring says so), so
         # which network each host uses, and whether the hosts disagree ("mixed"), may differ.
-        del fast["network"], exact["network"]
-    assert fast == exact
+        for read in (fast_few, fast_many, exact):
+            del read["network"]
+    assert fast_few == exact
+    assert fast_many == exact
 
 
 def _one_message_from_two_hosts(mix) -> bool:
@@ -89,7 +101,7 @@ def test_the_mix_holds_info_failures_and_chatter():
     assert all(_FAIL_HINT_RE.search(line) for line in PLANTED[:6])
 
 
-@pytest.mark.parametrize("word", segmenter._FAIL_HINTS)
+@pytest.mark.parametrize("word", fast_path._FAIL_HINTS)
 def test_the_hint_words_are_the_line_paths(word):
     """The fast path reads nccl.py's hint pattern as plain words: it must stay a list of words."""
     assert _FAIL_HINT_RE.fullmatch(word.decode())

@@ -22,6 +22,10 @@ REFUSED = "host-a:1:2 [0] NCCL INFO Call to connect returned Connection refused,
 NO_DEVICE = "host-b:1:2 [1] NCCL INFO NET/IB : No device found."
 NO_VERBS = "host-c:1:2 [2] NCCL INFO Failed to open libibverbs.so[.1]"
 NO_PLUGIN = "host-d:1:2 [3] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file"
+PYTORCH_REMOTE = ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+                  "error. It can be also caused by unexpected exit of a remote peer, you can check NCCL warnings for "
+                  "failure reason and see if there is connection closure by a peer.")
+NCCL_VERSION = "host-a:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"
 
 
 def _plant(lines: list[str], index: int, text: str) -> None:
@@ -50,7 +54,11 @@ def big_log(tmp_path_factory):
         _plant(text, index, planted)
     # a few lines of other kinds in the middle of the NCCL flood: they must still be read
     text[middle:middle] = ["export NCCL_IB_QPS_PER_CONNECTION=4\n", "this line is prose\n",
-                           "h:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN NET/IB : Got completion with error 12, opcode 0\n"]
+                           "h:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN NET/IB : Got completion with error 12, opcode 0\n",
+                           # prose that names NCCL (PyTorch's words) is read as text, not skipped as an NCCL line
+                           PYTORCH_REMOTE + "\n"]
+    # rank 0 of a communicator quotes `NCCL ` twice: it must not hide one other line from the block's count
+    text[middle + 100:middle + 100] = [NCCL_VERSION + "\n", "Segmentation fault (core dumped)\n"]
     path.write_text("".join(text))
     return path
 
@@ -71,7 +79,7 @@ def test_bulk_and_line_paths_agree(big_log, monkeypatch):
     assert bulk["log.nccl"]["other_warnings"] == exact["log.nccl"]["other_warnings"]
     errors = exact["log.nccl"]["errors"]
     assert sorted(errors) == ["connect_refused", "libibverbs_missing", "no_ib_device", "plugin_failed",
-                              "retry_exceeded"]
+                              "remote_error", "retry_exceeded"]
     refused = errors["connect_refused"]
     assert (refused["count"], refused["hosts"], refused["source"]) == (4, ["host-a", "host-z"], f"{big_log}:4098")
     assert [(errors[k]["count"], errors[k]["hosts"]) for k in ("no_ib_device", "libibverbs_missing", "plugin_failed")] \
@@ -82,7 +90,7 @@ def test_bulk_and_line_paths_agree(big_log, monkeypatch):
         assert bulk["log.job"][key] == exact["log.job"][key], key
     b, e = bulk_report["files"][0], exact_report["files"][0]
     assert (b["lines"], b["unplaced"]) == (e["lines"], e["unplaced"])
-    assert b["unplaced"]["count"] == 1
+    assert b["unplaced"]["count"] == 2  # "this line is prose" and the segmentation fault
 
 
 def test_the_synthetic_job(big_log):

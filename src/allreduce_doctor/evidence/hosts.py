@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.evidence import bulk
 from allreduce_doctor.evidence.node_facts import host_key, hosts_of
 from allreduce_doctor.evidence.reader import STDIN, BlockReader, EvidenceError, decode, display_name, open_evidence
 from allreduce_doctor.evidence.segmenter import BULK_MIN, STDIN_COPY_MAX, Scanner
@@ -66,7 +67,9 @@ class HostParts:
                     while i < len(switches) and switches[i][0] <= lineno:
                         current, i = switches[i][1], i + 1
                     owners.append(self._part(raw, current))
-                nccl = [b"NCCL " in raw for raw in lines]
+                # NCCL lines as the first reading tells them: prose that names NCCL is other text (bulk.py)
+                prose = b"" in bulk.rare(buf, start, end)
+                nccl = [b"NCCL " in raw and not (prose and b"" in bulk.rare(raw)) for raw in lines]
                 # the first reading's rule (segmenter.Scanner._block): a large block of mostly NCCL lines in bulk
                 if len(lines) >= BULK_MIN and (len(lines) - sum(nccl)) * 10 <= len(lines) and b"\x00" not in buf[start:end]:
                     self._in_bulk(lines, owners, nccl, base)

@@ -2,17 +2,10 @@
 recognizer it belongs to, and keep the segments (runs of one kind of text) for the report.
 
 Two paths, one result. A block whose every line is an NCCL line (the bulk of a large log) is
-read with a few C-speed scans: the lines that say something (init, network, warnings) are
-picked out by one regular expression, and connection lines only for transports not seen
-before. Any other block is read line by line. Memory is bounded by the block size and the
-(capped) summaries, never by the file size.
-
-What the fast path reads as the line path does: every failure (each WARN, ABORT or ERROR line
-and each INFO line that carries a failure hint, at every occurrence: counts, hosts and details
-agree), and every other message once (version, networks, plugin, environment, GPUDirect, channel
-counts, transports as sets). What it summarizes: a message many ranks print word for word counts
-once, with the host of its first occurrence; transports are looked for in the first VIA_WINDOW
-bytes of each block, and the job size in the first communicator line of each block.
+read with a few C-speed scans (bulk.py says what that path reads and what it summarizes); a large
+block with a few other lines is read in bulk for its NCCL lines and line by line for the rest; any
+other block is read line by line. Memory is bounded by the block size and the (capped) summaries,
+never by the file size.
 """
 
 from __future__ import annotations
@@ -22,38 +15,18 @@ import operator
 import re
 
 from allreduce_doctor.errors import ParseError
-from allreduce_doctor.evidence import tools
+from allreduce_doctor.evidence import bulk, tools
 from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
-from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
+from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.evidence.reader import STDIN, BlockReader, decode, display_name, is_binary, open_evidence
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
 MAX_SEGMENTS = 300
 GAP = 5  # lines of other text a segment may skip over and still continue
-# NCCL lines worth reading. Every rank prints the same few dozen lines; the per-rank chatter that
-# would make every key distinct (connections and channel lists, trees, communicator lines) says
-# nothing the transports scan and the job-size scan do not, and is skipped by its exact opening
-# words (a first-character class also skipped `Call to connect returned Connection refused`).
-# Every rank also prints a few init lines that no reader uses and that never carry a failure
-# (NCCL v2.12.12-1 to v2.30.7-1: init.cc / transport/generic.cc "Connected all rings" and "Connected
-# all trees", init.cc "P2P Chunksize set to %d", graph/tuning.cc "threadThresholds ...",
-# graph/topo.cc "Setting affinity for GPU %d to %s"): skipped too, a third of the keys of a large log.
-_CHATTER = (rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank |Connected all |P2P Chunksize |threadThresholds |"
-            rb"Setting affinity for GPU ")
-_RARE_RE = re.compile(rb"NCCL (?:INFO:? (?!" + _CHATTER + rb")|WARN|ABORT|ERROR|TRACE|version)[^\n]*")
-# A key that may be a failure is read at every occurrence: the line path counts each one, with its
-# host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;
-# as plain substrings they cost a few `in` tests per new key, not a case-blind regex scan.
-_FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
-_ALERT_LEVELS = (b"nccl warn", b"nccl abort", b"nccl error")
 BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
 STDIN_COPY_MAX = 256 << 20  # bytes of stdin kept to read again when several hosts are pasted
-VIA_WINDOW = 512 << 10  # bytes of each bulk block scanned for transports not seen before
-_NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
-_RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
-_VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
 _TOOL_CMD_RE = re.compile(
     # a shell prompt naming its host (`root@gpu01:~# `, `[user@gpu01 ~]$ `) or `ssh [-o X] [user@]HOST `
     r"^[\s$#>_*`]*(?:\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*)?"
@@ -75,33 +48,6 @@ def _indices(values: list, value) -> list[int]:
         except ValueError:
             return found
         found.append(at)
-
-
-def _line_numbers(buf: bytearray, start: int, end: int, base: int, lines: int, bols: list[int]) -> list[int]:
-    """The line number of each line start in `bols` (sorted) of the `lines` lines in buf[start:end],
-    from line base+1. The first ones are counted from the block's start and the last ones back
-    from its end, split at the widest gap between two starts: the newlines counted are the
-    fewest (a failure near the end of a block no longer costs a count of the whole block)."""
-    if not bols:
-        return []
-    edges = [start, *bols, end]
-    split = max(range(len(bols) + 1), key=lambda i: edges[i + 1] - edges[i])  # bols[:split] forward
-    numbers, lineno, at = [], base + 1, start
-    for bol in bols[:split]:
-        lineno += buf.count(b"\n", at, bol)
-        at = bol
-        numbers.append(lineno)
-    tail, lineno, at = [], base + lines + 1, end  # one past the last line
-    for bol in reversed(bols[split:]):
-        lineno -= buf.count(b"\n", bol, at)
-        at = bol
-        tail.append(lineno)
-    return numbers + tail[::-1]
-
-
-def _may_fail(key: bytes) -> bool:
-    low = key.lower()
-    return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS)
 
 
 class FileReport:
@@ -160,10 +106,7 @@ class Scanner:
         self._one_host = host is not None
         self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
         self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
-        self._known_via: list[bytes] = []
-        self._seen: set = set()
-        self._alert_keys: set = set()
-        self._via_re: re.Pattern | None = None
+        self.bulk = bulk.BulkReader(self.nccl)
 
     # -- files --------------------------------------------------------------------------
     def scan(self, path: str) -> FileReport:
@@ -204,7 +147,7 @@ class Scanner:
     def take_bulk(self, buf: bytearray, base: int, count: int, lines: int) -> None:
         """`lines` lines from line base+1, `count` of them this part's NCCL lines (the rest blank), in bulk."""
         self._close()
-        self._bulk(buf, 0, len(buf), base, count, lines)
+        self.bulk.read(self._report.name, buf, 0, len(buf), base, count, lines)
         self._report.mark("nccl_log", base + 1, base + lines, count)
         self._report.lines = base + lines
 
@@ -221,16 +164,20 @@ class Scanner:
         n = buf.count(b"\n", start, end)
         lines = None
         if n >= BULK_MIN and buf.find(b"\x00", start, end) < 0:
-            if buf.count(b"NCCL ", start, end) == n:
+            found = bulk.rare(buf, start, end)
+            if bulk.all_nccl(buf, start, end, n, found):
                 self._close()
-                self._bulk(buf, start, end, report.lines, n, n)
+                self.bulk.read(report.name, buf, start, end, report.lines, n, n, found)
                 report.mark("nccl_log", report.lines + 1, report.lines + n, n)
                 report.lines += n
                 return
             lines = buf[start:end].split(b"\n")
             has = list(map(operator.contains, itertools.islice(lines, n), itertools.repeat(b"NCCL ")))  # C speed
+            prose = bulk.prose_starts(buf, start, end) if b"" in found else []
+            for i in bulk.line_index(buf, start, prose):  # prose that names NCCL: read line by line
+                has[i] = False
             if has.count(False) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
-                self._mixed(buf, start, end, lines, _indices(has, False), n)
+                self._mixed(buf, start, end, lines, _indices(has, False), n, found, frozenset(prose))
                 return
         base = report.lines
         for i, raw in enumerate((lines if lines is not None else buf[start:end].split(b"\n"))[:-1]):
@@ -238,11 +185,12 @@ class Scanner:
             self.line(raw, report.lines)
         report.lines = base + n
 
-    def _mixed(self, buf: bytearray, start: int, end: int, lines: list, others: list[int], n: int) -> None:
+    def _mixed(self, buf: bytearray, start: int, end: int, lines: list, others: list[int], n: int,
+               found: list[bytes], prose: frozenset[int]) -> None:
         report = self._report
         base = report.lines
         self._close()
-        self._bulk(buf, start, end, base, n - len(others), n)
+        self.bulk.read(report.name, buf, start, end, base, n - len(others), n, found, prose)
         prev = -1
         for i in others + [n]:
             if i > prev + 1:  # the NCCL lines between two other lines
@@ -252,65 +200,6 @@ class Scanner:
                 self.line(lines[i], base + i + 1)
             prev = i
         report.lines = base + n
-
-    # -- the fast path ------------------------------------------------------------------
-    def _bulk(self, buf: bytearray, start: int, end: int, base: int, count: int, lines: int) -> None:
-        """Read the NCCL lines of buf[start:end] (`count` of its `lines`) in bulk."""
-        name = self._report.name
-        nccl, seen = self.nccl, self._seen
-        nccl.lines += count
-        nccl.where.add_range(name, base + 1, base + lines)
-        # A message already read (from any rank) adds nothing, unless it may be a failure: most
-        # blocks have no key that is new and none that is a failure.
-        keys = set(_RARE_RE.findall(buf, start, end))
-        new = keys - seen - self._alert_keys
-        for key in [k for k in new if _may_fail(k)]:
-            new.discard(key)
-            if len(self._alert_keys) < 200_000:  # past it, a key is only classified again
-                self._alert_keys.add(key)
-        alerts = keys & self._alert_keys
-        if len(seen) < 200_000:
-            seen |= new
-        starts = []  # where the lines to read start
-        for m in _RARE_RE.finditer(buf, start, end) if new else ():
-            if m.group(0) in new:
-                new.discard(m.group(0))
-                starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
-                if not new:
-                    break
-        for key in alerts:  # every line that ends with it
-            at = buf.find(key, start, end)
-            while at >= 0:
-                if buf.startswith(b"\n", at + len(key)):
-                    starts.append(buf.rfind(b"\n", start, at) + 1 or start)
-                at = buf.find(key, at + len(key), end)
-        bols = sorted(set(starts))  # in line order, as the line path reads them
-        for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
-            nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
-        size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
-        if size is not None:
-            nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,
-                          int(size.group(3)) if size.group(3) else None)
-        window = buf.find(b"\n", min(end - 1, start + VIA_WINDOW), end) + 1 or end  # whole lines only
-        self._transports(buf, start, window)
-
-    def _transports(self, buf: bytearray, pos: int, end: int) -> None:
-        """Connection lines: only transports not seen before are read (one scan when none is new)."""
-        while True:
-            if self._via_re is None:
-                alts = b"|".join(re.escape(t) for t in self._known_via)
-                self._via_re = re.compile((rb" via (?!(?:" + alts + rb")\s)" if alts else rb" via ") + _VIA[5:])
-            m = self._via_re.search(buf, pos, end)
-            if m is None:
-                return
-            token = bytes(m.group(1))
-            if token in self._known_via or len(self._known_via) >= 64:
-                pos = m.end()  # a token cut by the window's end, or too many kinds: move on
-                continue
-            self._known_via.append(token)
-            self._via_re = None
-            self.nccl.connection(decode(token))
-            pos = m.start()
 
     # -- the line path ------------------------------------------------------------------
     def line(self, raw: bytes, lineno: int) -> None:

@@ -1,0 +1,186 @@
+"""The fast path of the segmenter: a block of NCCL lines read with a few C-speed scans.
+
+The lines that say something (init, network, warnings) are picked out by one regular expression,
+connection lines only for transports not seen before. What it reads as the line path does: every
+failure (each WARN, ABORT or ERROR line and each INFO line that carries a failure hint, at every
+occurrence: counts, hosts and details agree), and every other message once (version, networks,
+plugin, environment, GPUDirect, channel counts, transports as sets). What it summarizes: a message
+many ranks print word for word counts once, with the host of its first occurrence; transports are
+looked for in the first VIA_WINDOW bytes of each block, and the job size in the first communicator
+line of each block.
+
+A line is an NCCL line when its `NCCL ` begins an NCCL message (a level word follows). Prose that
+only names NCCL (`ncclSystemError: ... check NCCL warnings`, `RuntimeError: NCCL error in: ...`)
+is text for the line path: `rare()` gives such a mention as b"", so a block holding one is never
+taken for a block of NCCL lines, and the line path reads that line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
+from allreduce_doctor.evidence.reader import decode
+
+# NCCL lines worth reading. Every rank prints the same few dozen lines; the per-rank chatter that
+# would make every key distinct (connections and channel lists, trees, communicator lines) says
+# nothing the transports scan and the job-size scan do not, and is skipped by its exact opening
+# words (a first-character class also skipped `Call to connect returned Connection refused`).
+# Every rank also prints a few init lines that no reader uses and that never carry a failure
+# (NCCL v2.12.12-1 to v2.30.7-1: init.cc / transport/generic.cc "Connected all rings" and "Connected
+# all trees", init.cc "P2P Chunksize set to %d", graph/tuning.cc "threadThresholds ...",
+# graph/topo.cc "Setting affinity for GPU %d to %s"): skipped too, a third of the keys of a large log.
+_CHATTER = (rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank |Connected all |P2P Chunksize |threadThresholds |"
+            rb"Setting affinity for GPU ")
+# The levels debug.cc prints after `NCCL ` (and the version line); the chatter test stands before
+# the alternatives, which costs a tenth less than a test inside them. Group 1: the message, or b""
+# where `NCCL ` begins none (prose).
+_RARE_RE = re.compile(rb"NCCL (?!INFO:? (?:" + _CHATTER + rb"))((?:INFO:? |WARN|ABORT|ERROR|TRACE|version)[^\n]*|)")
+# A key that may be a failure is read at every occurrence: the line path counts each one, with its
+# host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;
+# as plain substrings they cost a few `in` tests per new key, not a case-blind regex scan.
+_FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
+_ALERT_LEVELS = (b"warn", b"abort", b"error")
+FIND_KEYS_MAX = 8  # failure keys in a block looked for one by one; past it, one scan finds them all
+VIA_WINDOW = 64 << 10  # bytes of each bulk block scanned for transports not seen before
+_NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
+_RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
+_VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+
+
+def rare(buf: bytearray | bytes, start: int = 0, end: int | None = None) -> list[bytes]:
+    """Each NCCL message worth reading in buf[start:end], after its `NCCL ` (b"" for prose)."""
+    return _RARE_RE.findall(buf, start, len(buf) if end is None else end)
+
+
+def all_nccl(buf: bytearray, start: int, end: int, lines: int, found: list[bytes]) -> bool:
+    """Whether each of the `lines` lines is one NCCL line: one `NCCL ` each, none prose. A message
+    that quotes `NCCL ` (`NCCL INFO NCCL version 2.18.1`, rank 0 of every communicator) is one line."""
+    if b"" in found:
+        return False
+    quoted = sum(found.count(key) * key.count(b"NCCL ") for key in set(found) if b"NCCL " in key)
+    return buf.count(b"NCCL ", start, end) - quoted == lines
+
+
+def prose_starts(buf: bytearray, start: int, end: int) -> list[int]:
+    """Where each line that names NCCL in prose starts (sorted, once each)."""
+    return sorted({buf.rfind(b"\n", start, m.start()) + 1 or start
+                   for m in _RARE_RE.finditer(buf, start, end) if not m.group(1)})
+
+
+def line_index(buf: bytearray, start: int, bols: list[int]) -> list[int]:
+    """The index (from 0) of each line start in `bols` (sorted) among the lines from `start`."""
+    out, index, at = [], 0, start
+    for bol in bols:
+        index += buf.count(b"\n", at, bol)
+        at = bol
+        out.append(index)
+    return out
+
+
+def _line_numbers(buf: bytearray, start: int, end: int, base: int, lines: int, bols: list[int]) -> list[int]:
+    """The line number of each line start in `bols` (sorted) of the `lines` lines in buf[start:end],
+    from line base+1. The first ones are counted from the block's start and the last ones back
+    from its end, split at the widest gap between two starts: the newlines counted are the
+    fewest (a failure near the end of a block no longer costs a count of the whole block)."""
+    if not bols:
+        return []
+    edges = [start, *bols, end]
+    split = max(range(len(bols) + 1), key=lambda i: edges[i + 1] - edges[i])  # bols[:split] forward
+    numbers = [base + 1 + i for i in line_index(buf, start, bols[:split])]
+    tail, lineno, at = [], base + lines + 1, end  # one past the last line
+    for bol in reversed(bols[split:]):
+        lineno -= buf.count(b"\n", bol, at)
+        at = bol
+        tail.append(lineno)
+    return numbers + tail[::-1]
+
+
+def _may_fail(key: bytes) -> bool:
+    low = key.lower()
+    return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS)
+
+
+class BulkReader:
+    """What the fast path remembers across the blocks of one reading: the messages read, the keys
+    that may be failures, the transports seen."""
+
+    def __init__(self, nccl: NcclLog) -> None:
+        self.nccl = nccl
+        self._seen: set = set()
+        self._alert_keys: set = set()
+        self._known_via: list[bytes] = []
+        self._via_re: re.Pattern | None = None
+
+    def read(self, name: str, buf: bytearray, start: int, end: int, base: int, count: int, lines: int,
+             found: list[bytes] | None = None, skip: frozenset[int] = frozenset()) -> None:
+        """Read the NCCL lines of buf[start:end] (`count` of its `lines`, from line base+1) in bulk;
+        `found` is rare() of it when known, `skip` the line starts the line path reads instead."""
+        nccl, seen = self.nccl, self._seen
+        nccl.lines += count
+        nccl.where.add_range(name, base + 1, base + lines)
+        # A message already read (from any rank) adds nothing, unless it may be a failure: most
+        # blocks have no key that is new and none that is a failure.
+        keys = set(rare(buf, start, end) if found is None else found)
+        keys.discard(b"")
+        new = keys - seen - self._alert_keys
+        for key in [k for k in new if _may_fail(k)]:
+            new.discard(key)
+            if len(self._alert_keys) < 200_000:  # past it, a key is only classified again
+                self._alert_keys.add(key)
+        alerts = keys & self._alert_keys
+        if len(seen) < 200_000:
+            seen |= new
+        starts = self._starts(buf, start, end, new, alerts)
+        bols = sorted(set(starts) - skip)  # in line order, as the line path reads them
+        for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
+            nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
+        size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
+        if size is not None:
+            nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,
+                          int(size.group(3)) if size.group(3) else None)
+        window = buf.find(b"\n", min(end - 1, start + VIA_WINDOW), end) + 1 or end  # whole lines only
+        self._transports(buf, start, window)
+
+    @staticmethod
+    def _starts(buf: bytearray, start: int, end: int, new: set, alerts: set) -> list[int]:
+        """The line starts to read: the first line of each new key, every line of each failure key.
+        A few failure keys are found one by one; many (every rank's own completion error names its
+        peer) in the one scan that also finds the new keys, not a scan of the block each."""
+        starts = []
+        few = len(alerts) <= FIND_KEYS_MAX
+        wanted = set(new) if few else new | alerts
+        for m in _RARE_RE.finditer(buf, start, end) if wanted else ():
+            key = m.group(1)
+            if key in wanted:
+                if key in new:
+                    wanted.discard(key)
+                starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
+                if not wanted:
+                    break
+        for key in alerts if few else ():  # every line whose message it is
+            key = b"NCCL " + key
+            at = buf.find(key, start, end)
+            while at >= 0:
+                if buf.startswith(b"\n", at + len(key)):
+                    starts.append(buf.rfind(b"\n", start, at) + 1 or start)
+                at = buf.find(key, at + len(key), end)
+        return starts
+
+    def _transports(self, buf: bytearray, pos: int, end: int) -> None:
+        """Connection lines: only transports not seen before are read (one scan when none is new)."""
+        while True:
+            if self._via_re is None:
+                alts = b"|".join(re.escape(t) for t in self._known_via)
+                self._via_re = re.compile((rb" via (?!(?:" + alts + rb")\s)" if alts else rb" via ") + _VIA[5:])
+            m = self._via_re.search(buf, pos, end)
+            if m is None:
+                return
+            token = bytes(m.group(1))
+            if token in self._known_via or len(self._known_via) >= 64:
+                pos = m.end()  # a token cut by the window's end, or too many kinds: move on
+                continue
+            self._known_via.append(token)
+            self._via_re = None
+            self.nccl.connection(decode(token))
+            pos = m.start()
