@@ -53,12 +53,13 @@ def rare(buf: bytearray | bytes, start: int = 0, end: int | None = None) -> list
     return _RARE_RE.findall(buf, start, len(buf) if end is None else end)
 
 
-def all_nccl(buf: bytearray, start: int, end: int, lines: int, found: list[bytes]) -> bool:
-    """Whether each of the `lines` lines is one NCCL line: one `NCCL ` each, none prose. A message
-    that quotes `NCCL ` (`NCCL INFO NCCL version 2.18.1`, rank 0 of every communicator) is one line."""
-    if b"" in found:
+def all_nccl(buf: bytearray, start: int, end: int, lines: int, found: list[bytes], keys: set[bytes]) -> bool:
+    """Whether each of the `lines` lines is one NCCL line: one `NCCL ` each, none prose (`found` is
+    rare() of the block, `keys` its set). A message that quotes `NCCL ` (`NCCL INFO NCCL version
+    2.18.1`, rank 0 of every communicator) is one line."""
+    if b"" in keys:
         return False
-    quoted = sum(found.count(key) * key.count(b"NCCL ") for key in set(found) if b"NCCL " in key)
+    quoted = sum(found.count(key) * key.count(b"NCCL ") for key in keys if b"NCCL " in key)
     return buf.count(b"NCCL ", start, end) - quoted == lines
 
 
@@ -113,16 +114,15 @@ class BulkReader:
         self._via_re: re.Pattern | None = None
 
     def read(self, name: str, buf: bytearray, start: int, end: int, base: int, count: int, lines: int,
-             found: list[bytes] | None = None, skip: frozenset[int] = frozenset()) -> None:
+             keys: set[bytes] | None = None) -> None:
         """Read the NCCL lines of buf[start:end] (`count` of its `lines`, from line base+1) in bulk;
-        `found` is rare() of it when known, `skip` the line starts the line path reads instead."""
+        `keys` is the set of rare() of it when known."""
         nccl, seen = self.nccl, self._seen
         nccl.lines += count
         nccl.where.add_range(name, base + 1, base + lines)
         # A message already read (from any rank) adds nothing, unless it may be a failure: most
         # blocks have no key that is new and none that is a failure.
-        keys = set(rare(buf, start, end) if found is None else found)
-        keys.discard(b"")
+        keys = (set(rare(buf, start, end)) if keys is None else keys) - {b""}
         new = keys - seen - self._alert_keys
         for key in [k for k in new if _may_fail(k)]:
             new.discard(key)
@@ -132,7 +132,7 @@ class BulkReader:
         if len(seen) < 200_000:
             seen |= new
         starts = self._starts(buf, start, end, new, alerts)
-        bols = sorted(set(starts) - skip)  # in line order, as the line path reads them
+        bols = sorted(set(starts))  # in line order, as the line path reads them
         for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
             nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
         size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same

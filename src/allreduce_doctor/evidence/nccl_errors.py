@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from allreduce_doctor.evidence import signatures as table
 
@@ -38,6 +39,7 @@ _GIDX_RE = re.compile(r"local GID index\s*(\d+)", re.IGNORECASE)
 _ADDR_RE = re.compile(r"(?:to|from|address)\s+\[?([0-9]{1,3}(?:\.[0-9]{1,3}){3})")
 
 
+@lru_cache(maxsize=8192)  # a failed job's ranks print the same message many times; the table is fixed per process
 def classify(message: str) -> Kind | None:
     sig = table.match(message)
     return BY_NAME[sig.kind] if sig is not None else None

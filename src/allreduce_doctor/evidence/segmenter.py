@@ -165,19 +165,20 @@ class Scanner:
         lines = None
         if n >= BULK_MIN and buf.find(b"\x00", start, end) < 0:
             found = bulk.rare(buf, start, end)
-            if bulk.all_nccl(buf, start, end, n, found):
+            keys = set(found)
+            if bulk.all_nccl(buf, start, end, n, found, keys):
                 self._close()
-                self.bulk.read(report.name, buf, start, end, report.lines, n, n, found)
+                self.bulk.read(report.name, buf, start, end, report.lines, n, n, keys)
                 report.mark("nccl_log", report.lines + 1, report.lines + n, n)
                 report.lines += n
                 return
             lines = buf[start:end].split(b"\n")
             has = list(map(operator.contains, itertools.islice(lines, n), itertools.repeat(b"NCCL ")))  # C speed
-            prose = bulk.prose_starts(buf, start, end) if b"" in found else []
+            prose = bulk.prose_starts(buf, start, end) if b"" in keys else []
             for i in bulk.line_index(buf, start, prose):  # prose that names NCCL: read line by line
                 has[i] = False
             if has.count(False) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
-                self._mixed(buf, start, end, lines, _indices(has, False), n, found, frozenset(prose))
+                self._mixed(buf, start, end, lines, _indices(has, False), n, keys, bool(prose))
                 return
         base = report.lines
         for i, raw in enumerate((lines if lines is not None else buf[start:end].split(b"\n"))[:-1]):
@@ -186,15 +187,23 @@ class Scanner:
         report.lines = base + n
 
     def _mixed(self, buf: bytearray, start: int, end: int, lines: list, others: list[int], n: int,
-               found: list[bytes], prose: frozenset[int]) -> None:
+               keys: set[bytes], prose: bool) -> None:
+        """The NCCL lines in bulk, the others one by one. Prose that names NCCL may say what an NCCL line
+        says too (the version), and the first one read wins: then each run of NCCL lines is read in
+        bulk in its place, in line order, as the line path reads them."""
         report = self._report
         base = report.lines
         self._close()
-        self.bulk.read(report.name, buf, start, end, base, n - len(others), n, found, prose)
+        if not prose:
+            self.bulk.read(report.name, buf, start, end, base, n - len(others), n, keys)
+        else:  # where each line starts: C-speed sums of the line lengths
+            at = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=start))
         prev = -1
         for i in others + [n]:
             if i > prev + 1:  # the NCCL lines between two other lines
                 self._close()
+                if prose:
+                    self.bulk.read(report.name, buf, at[prev + 1], at[i], base + prev + 1, i - prev - 1, i - prev - 1)
                 report.mark("nccl_log", base + prev + 2, base + i, i - prev - 1)
             if i < n:
                 self.line(lines[i], base + i + 1)
