@@ -14,6 +14,7 @@ from allreduce_doctor.evidence.hosts import UNATTRIBUTED
 from allreduce_doctor.export.ticket import build_ticket, fingerprint
 from tests.evidence.helpers import OUTPUTS, REAL, cli, fixture_body, load_text
 from tests.evidence.test_paste_from_bundle import DOWN_TABLE, HEALTHY_TABLE, SCENARIOS, diagnose_paste, paste_of
+from tests.evidence.test_streaming import PYTORCH_REMOTE
 
 LOG_ONLY = REAL / "nccl-1698-roce-status12-localgid.txt"  # NCCL lines of host mycl-g2 only
 
@@ -208,10 +209,14 @@ def _rank_lines(host: str, count: int, fail_every: int = 0) -> list[str]:
     return lines
 
 
-def test_a_large_log_of_several_hosts_splits_by_rank_prefix(tmp_path):
+@pytest.mark.parametrize("prose", [False, True])
+def test_a_large_log_of_several_hosts_splits_by_rank_prefix(tmp_path, prose):
     """Thousands of interleaved lines (read in bulk): each host's part holds exactly its ranks'
-    lines, its failures counted on it alone, as that host's lines pasted alone say."""
+    lines, its failures counted on it alone, as that host's lines pasted alone say. A line of
+    prose that names NCCL (PyTorch's) is read too, by the host the paste last named."""
     ours, theirs = _rank_lines("gpu01", 3000, fail_every=500), _rank_lines("gpu02", 3000)
+    if prose:
+        theirs.insert(1500, PYTORCH_REMOTE)
     log = "\n".join(line for pair in zip_longest(ours, theirs) for line in pair if line) + "\n"
     text = f"root@gpu01:~# ibstat\n{HEALTHY_TABLE}\nroot@gpu02:~# ibstat\n{HEALTHY_TABLE}\n{log}"
     result = load_text(tmp_path, text)
@@ -225,7 +230,7 @@ def test_a_large_log_of_several_hosts_splits_by_rank_prefix(tmp_path):
         alone = log_of(load_text(tmp_path, "\n".join(lines) + "\n", f"{host}.txt").observations)
         assert log_of(result.hosts[host].observations) == alone
     assert log_of(result.hosts["gpu01"].observations)["errors"] == {"connect_refused": 5}
-    assert log_of(result.hosts["gpu02"].observations)["errors"] == {}
+    assert log_of(result.hosts["gpu02"].observations)["errors"] == ({"remote_error": 1} if prose else {})
 
 
 def test_an_unattributed_part_that_walks_healthy_is_inconclusive(tmp_path, capsys, monkeypatch):

@@ -67,11 +67,11 @@ class HostParts:
                     while i < len(switches) and switches[i][0] <= lineno:
                         current, i = switches[i][1], i + 1
                     owners.append(self._part(raw, current))
-                # NCCL lines as the first reading tells them: prose that names NCCL is other text (bulk.py)
-                prose = b"" in bulk.rare(buf, start, end)
-                nccl = [b"NCCL " in raw and not (prose and b"" in bulk.rare(raw)) for raw in lines]
-                # the first reading's rule (segmenter.Scanner._block): a large block of mostly NCCL lines in bulk
-                if len(lines) >= BULK_MIN and (len(lines) - sum(nccl)) * 10 <= len(lines) and b"\x00" not in buf[start:end]:
+                nccl = [b"NCCL " in raw for raw in lines]
+                # the first reading's rule (segmenter.Scanner._block): a large block of mostly NCCL lines in bulk,
+                # unless prose names NCCL in it (bulk.py): then line by line, in order
+                if len(lines) >= BULK_MIN and (len(lines) - sum(nccl)) * 10 <= len(lines) \
+                        and b"\x00" not in buf[start:end] and b"" not in bulk.rare(buf, start, end):
                     self._in_bulk(lines, owners, nccl, base)
                     continue
                 for n, (raw, part) in enumerate(zip(lines, owners), base + 1):
