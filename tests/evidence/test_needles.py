@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from allreduce_doctor.evidence import signatures
-from allreduce_doctor.evidence.needles import may_match, required_words
+from allreduce_doctor.evidence.needles import required_words
 from tests.evidence.helpers import CASES, REAL
 
 ROWS = signatures.signatures()
@@ -59,7 +59,7 @@ def test_a_match_always_holds_a_word(data):
     noise = data.draw(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=20))
     line = "".join(c.upper() if data.draw(st.booleans()) else c for c in noise + example[a:] + example[:b])
     if line.isascii() and row.pattern.search(line):
-        assert may_match(words, line.lower()), (row.kind, line, words)
+        assert not words or any(word in line.lower() for word in words), (row.kind, line, words)
 
 
 def test_non_ascii_text_is_searched_row_by_row():

@@ -45,6 +45,3 @@ def _longest_run(seq: list, literal) -> str:
         best, run = max(best, run, key=len), ""
     return max(best, run, key=len)
 
-
-def may_match(words: tuple[str, ...], lowered: str) -> bool:
-    return not words or any(word in lowered for word in words)
