@@ -10,6 +10,7 @@ prefix is NCCL's `%s:%d:%d [%d]` (hostname, pid, tid, cudaDev) of src/debug.cc, 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT|ERROR)\b:?\s?")
 SRC_RE = re.compile(r"[\w./+-]+\.(?:cc|c|h|cu|cpp|cxx|hpp):\d+")
@@ -46,13 +47,22 @@ def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
     if m is None:
         return None
     msg = text[m.end():].strip().strip("_*`").strip()
-    head = text[: m.start()].rstrip(" _*`")
+    host, dev, src = _prefix(text[: m.start()])
+    return host, dev, m.group(1), src, msg
+
+
+_HOST_END_RE = re.compile(r"[\]>|:]")
+
+
+@lru_cache(maxsize=4096)  # a rank prints every line under one prefix: a failed job's log repeats each thousands of times
+def _prefix(head: str) -> tuple[str | None, int | None, str]:
+    """(host, device, source file) of the text before an NCCL line's level."""
+    head = head.rstrip(" _*`")
     src = ""
     last = head.rsplit(None, 1)[-1] if head else ""
     tail = SRC_RE.search(last)  # a launcher tag may be glued on: `[1,3]<stdout>:transport/nvls.cc:165`
     if tail is not None and tail.end() == len(last):
         src, head = tail.group(0).rsplit(":", 1)[0], head[: -len(tail.group(0))].rstrip()
-    host = dev = None
     if head.endswith("]"):
         open_at = head.rfind("[")
         inner = head[open_at + 1:-1]
@@ -60,7 +70,7 @@ def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
             parts = head[:open_at].rstrip().rsplit(None, 1)[-1:] or [""]
             fields = STAMP_RE.sub("", parts[0]).rsplit(":", 2)
             if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit():
-                name = re.split(r"[\]>|:]", fields[0])[-1]
+                name = _HOST_END_RE.split(fields[0])[-1]
                 if name:
-                    host, dev = name, int(inner)
-    return host, dev, m.group(1), src, msg
+                    return name, int(inner), src
+    return None, None, src
