@@ -118,3 +118,16 @@ def test_exceeded_retries_of_a_connect_is_a_refused_connect(tmp_path):
 def test_the_ib_transport_finding_no_ip_interface_is_the_no_interface_signature():
     assert signatures.match("transport/net_ib.cc:636 NCCL WARN NET/IB : No IP interface found.").kind == \
         "no_socket_iface"
+
+
+# -- ENOMEM creating a CQ or QP: the memlock limit, as for a registration -----------------------------
+# mlx5 create_cq_user / _create_user_qp pin the queue's buffer through ib_umem_get, which refuses past
+# RLIMIT_MEMLOCK without CAP_IPC_LOCK (drivers/infiniband/core/umem.c); NCCL 2.21+ prints strerror(errno).
+def test_enomem_creating_a_queue_is_the_memlock_limit_not_a_qp_setup_failure(tmp_path):
+    for call in ("ibv_create_cq", "ibv_create_qp"):
+        text = f"{P}misc/ibvwrap.cc:190 NCCL WARN Call to {call} failed with error Cannot allocate memory\n"
+        assert list(facts(tmp_path, text)["log.nccl"]["errors"]) == ["mr_memlock"], call
+    assert signatures.match("mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked "
+                            "memory (ulimit -l) to 'unlimited' (current: 64 kbytes)").kind == "mr_memlock"
+    assert signatures.match("misc/ibvwrap.cc:202 NCCL WARN Call to ibv_create_qp failed with error Invalid "
+                            "argument").kind == "qp_failed"
