@@ -131,3 +131,23 @@ def test_enomem_creating_a_queue_is_the_memlock_limit_not_a_qp_setup_failure(tmp
                             "memory (ulimit -l) to 'unlimited' (current: 64 kbytes)").kind == "mr_memlock"
     assert signatures.match("misc/ibvwrap.cc:202 NCCL WARN Call to ibv_create_qp failed with error Invalid "
                             "argument").kind == "qp_failed"
+
+
+# -- the GID entry NCCL reads is empty in this pod (2.23+ ncclIbRoceGetVersionNum) ----------------------
+def test_an_unreadable_gid_type_names_the_index_then_the_pod_network(tmp_path):
+    text = f"{P}transport/net_ib.cc:359 NCCL WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n"
+    _, d = _diagnose(tmp_path, text)
+    assert _ranked(d) == ["wrong_gid_index", "container_network_isolation"]
+    assert d["findings"][0]["next_step"] == "paste `show_gids` inside each pod or container and the job's NCCL_IB_GID_INDEX"
+
+
+# -- CUDA's uncorrectable NVLink and ECC errors name the hardware, not Fabric Manager --------------------
+# cuda.h CUDA_ERROR_NVLINK_UNCORRECTABLE (220) and CUDA_ERROR_ECC_UNCORRECTABLE (214), as
+# cuGetErrorString words them; before the generic `Cuda failure`, whose first candidate is Fabric Manager.
+def test_cuda_uncorrectable_nvlink_and_ecc_errors_name_the_link_and_the_gpu(tmp_path):
+    nvlink = f"{P}transport/nvls.cc:165 NCCL WARN Cuda failure 'uncorrectable NVLink error detected during the execution'\n"
+    _, d = _diagnose(tmp_path, nvlink)
+    assert _ranked(d) == ["nvlink_degraded"]
+    _, d = _diagnose(tmp_path, "RuntimeError: CUDA error: uncorrectable ECC error encountered\n")
+    assert _ranked(d) == ["gpu_xid_errors"]
+    assert d["findings"][0]["next_step"].startswith("paste `dmesg | grep -i xid`")
