@@ -151,3 +151,22 @@ def test_cuda_uncorrectable_nvlink_and_ecc_errors_name_the_link_and_the_gpu(tmp_
     _, d = _diagnose(tmp_path, "RuntimeError: CUDA error: uncorrectable ECC error encountered\n")
     assert _ranked(d) == ["gpu_xid_errors"]
     assert d["findings"][0]["next_step"].startswith("paste `dmesg | grep -i xid`")
+
+
+# -- 2.24+ name both GIDs of a failed ibv_modify_qp ------------------------------------------------------
+# misc/ibvwrap.cc ibvModifyQpLog (v2.24.3-1..v2.30.7-1): `local GID index N, local GID G, remote GID G`.
+QP_TIMEOUT = (f"{P}misc/ibvwrap.cc:301 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev "
+              "mlx5_0:1, curr state INIT, next state RTR, local GID index {index}, local GID {local}, remote GID {remote}\n")
+
+
+def test_a_qp_timeout_between_link_local_gids_decides_the_gid_index(tmp_path):
+    text = QP_TIMEOUT.format(index=1, local="fe80::a288:c2ff:fe5b:3ec", remote="fe80::a288:c2ff:fe5b:374")
+    assert facts(tmp_path, text)["log.nccl"]["errors"]["qp_timeout"]["details"] == [
+        {"local_gid": "fe80::a288:c2ff:fe5b:3ec", "remote_gid": "fe80::a288:c2ff:fe5b:374", "gid_index": 1}]
+    _, d = _diagnose(tmp_path, text)
+    assert d["root_cause"]["id"] == "wrong_gid_index" and d["root_cause"]["confidence"] == "high"
+
+
+def test_a_qp_timeout_between_routable_gids_of_two_subnets_is_cross_rail(tmp_path):
+    _, d = _diagnose(tmp_path, QP_TIMEOUT.format(index=3, local="::ffff:10.0.0.1", remote="::ffff:10.0.1.1"))
+    assert d["root_cause"]["id"] == "cross_rail_unreachable" and d["root_cause"]["confidence"] == "high"
