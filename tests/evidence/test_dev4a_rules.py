@@ -170,3 +170,13 @@ def test_a_qp_timeout_between_link_local_gids_decides_the_gid_index(tmp_path):
 def test_a_qp_timeout_between_routable_gids_of_two_subnets_is_cross_rail(tmp_path):
     _, d = _diagnose(tmp_path, QP_TIMEOUT.format(index=3, local="::ffff:10.0.0.1", remote="::ffff:10.0.1.1"))
     assert d["root_cause"]["id"] == "cross_rail_unreachable" and d["root_cause"]["confidence"] == "high"
+
+
+def test_an_mnnvl_clique_without_imex_is_recognized_and_names_no_catalogue_cause(tmp_path):
+    # mnnvl.cc (v2.27.3-1..v2.30.7-1): FABRIC handles that IMEX cannot export or import; IMEX is its own
+    # service (not Fabric Manager), and the catalogue has no cause for it: said, not guessed.
+    text = (f"{P}mnnvl.cc:63 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the "
+            "IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.\n")
+    rc, d = _diagnose(tmp_path, text)
+    assert rc == 3 and d["findings"] == []
+    assert any("IMEX channels" in i["reason"] for i in d["inconclusive"])
