@@ -180,3 +180,13 @@ def test_an_mnnvl_clique_without_imex_is_recognized_and_names_no_catalogue_cause
     rc, d = _diagnose(tmp_path, text)
     assert rc == 3 and d["findings"] == []
     assert any("IMEX channels" in i["reason"] for i in d["inconclusive"])
+
+
+# -- perftest between the two hosts: the same completion status, the same QP setup ----------------------
+# linux-rdma/perftest src/perftest_resources.h NOTIFY_COMP_ERROR_SEND (4.4-0.8..v4.5-0.20).
+def test_an_ib_write_bw_retry_exceeded_has_the_candidates_of_nccls(tmp_path):
+    text = " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n"
+    assert list(facts(tmp_path, text)["log.nccl"]["errors"]) == ["retry_exceeded"]
+    _, d = _diagnose(tmp_path, text)
+    assert _ranked(d) == ["wrong_gid_index", "mtu_mismatch", "fabric_unreachable"]
+    assert signatures.match(" Failed status 5: wr_id 0 syndrom 0xf9") is None  # a flush says nothing alone
