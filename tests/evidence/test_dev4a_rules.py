@@ -190,3 +190,11 @@ def test_an_ib_write_bw_retry_exceeded_has_the_candidates_of_nccls(tmp_path):
     _, d = _diagnose(tmp_path, text)
     assert _ranked(d) == ["wrong_gid_index", "mtu_mismatch", "fabric_unreachable"]
     assert signatures.match(" Failed status 5: wr_id 0 syndrom 0xf9") is None  # a flush says nothing alone
+
+
+def test_nics_of_two_link_layers_name_the_hca_selection(tmp_path):
+    # net_ib.cc (v2.27.7-1) / net_ib/connect.cc (v2.30.7-1): "Try selecting NICs of only one link type using NCCL_IB_HCA".
+    text = (f"{P}transport/net_ib.cc:1423 NCCL WARN NET/IB : Attempted to connect incompatible devices: "
+            "[1]mlx5_1:1/RoCE and [0]mlx5_0:1/IB. Try selecting NICs of only one link type using NCCL_IB_HCA\n")
+    _, d = _diagnose(tmp_path, text)
+    assert _ranked(d) == ["wrong_ib_hca"] and d["findings"][0]["confidence"] == "medium"
