@@ -163,6 +163,13 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
         out["verdict"] = "bad"  # the pinned index does not exist in the table shown
     elif "qp_invalid" in nccl.errors and index is not None:
         out["verdict"] = "bad"
+    elif "qp_no_device" in nccl.errors and raw is not None:
+        # ENODEV from the QP's move to RTR names its source GID entry: one with no usable net device
+        # here (Linux drivers/infiniband/core/cache.c rdma_read_gid_l2_fields and
+        # rdma_read_gid_attr_ndev_rcu, v5.10+). The entry is the one NCCL_IB_GID_INDEX pins: NCCL takes a
+        # set index as is, unchecked (net_ib ncclIbGetGidIndex v2.21.5-1..v2.30.7-1; read directly
+        # before), so the pinned index is wrong for this host or pod.
+        out["verdict"] = "bad"
     elif index is not None:
         out["verdict"] = "set"
     elif any(g.lower().startswith("::ffff:") for g in local):

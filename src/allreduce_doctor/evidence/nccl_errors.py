@@ -30,11 +30,12 @@ def _kinds() -> dict[str, Kind]:
 
 
 BY_NAME = _kinds()
-# Completion errors carry the peer and, from NCCL 2.19 on, the GIDs of both ends.
+# Completion errors carry the peer and, from NCCL 2.19 on, the GIDs of both ends; from 2.24 a failed
+# ibv_modify_qp does too (misc/ibvwrap.cc ibvModifyQpLog: `local GID index N, local GID G, remote GID G`).
 _PEER_RE = re.compile(r"from peer ([0-9a-fA-F.:]+(?:%\w+)?)")
-_LGID_RE = re.compile(r"localGid\s*([0-9a-fA-F:.]+)")
-_RGID_RE = re.compile(r"remoteGids?\s*([0-9a-fA-F:.]+)")
-_VENDOR_RE = re.compile(r"vendor err\s*(\d+)")
+_LGID_RE = re.compile(r"(?:localGid|local GID)\s*([0-9a-fA-F:.]*:[0-9a-fA-F:.]*)")
+_RGID_RE = re.compile(r"(?:remoteGids?|remote GID)\s*([0-9a-fA-F:.]*:[0-9a-fA-F:.]*)")
+_VENDOR_RE = re.compile(r"vendor[ _]err\s*=?\s*(\d+)")  # 2.28.9+: vendor_err=N
 _GIDX_RE = re.compile(r"local GID index\s*(\d+)", re.IGNORECASE)
 _ADDR_RE = re.compile(r"(?:to|from|address)\s+\[?([0-9]{1,3}(?:\.[0-9]{1,3}){3})")
 
