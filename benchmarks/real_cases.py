@@ -6,6 +6,7 @@ The corpus is tests/evidence/cases/index.yaml (real reports, each with the cause
 established, split once into dev and held_out by a fixed rule). Each paste goes through the same
 library path as `diagnose --evidence FILE` (Doctor, EmptyHost, Session). Top-1 is the root cause
 (or the healthy end); top-3 are the first three distinct causes of the ordered findings. A paste
+that is read and names no cause ("No fault in the pasted text") answers no_fault_found; a paste
 that is refused (no signal) counts as a miss and is listed. Tune on dev only.
 
 A case's `batch` (1 when absent) says when it was gathered. Once a half has been scored, its
@@ -52,7 +53,9 @@ def diagnose_case(doctor, case: dict) -> dict:
     for finding in data.get("findings") or []:
         if finding["cause"] not in ranked:
             ranked.append(finding["cause"])
-    return {"top": ranked, "refused": None, "verdict": data.get("verdict")}
+    # A read paste with no candidate ends "No fault in the pasted text" (never healthy): that is the
+    # tool's no-fault answer, which a thread that found no fault established.
+    return {"top": ranked or ["no_fault_found"], "refused": None, "verdict": data.get("verdict")}
 
 
 def batch_of(case: dict) -> int:
