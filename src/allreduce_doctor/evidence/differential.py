@@ -30,9 +30,10 @@ _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
-           "ofi_error", "out_of_memory"}
-# Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
-HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
+           "ofi_error", "out_of_memory", "invalid_usage"}
+# Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml); PyTorch's watchdog
+# timeout says the same from above NCCL (a collective that never completed).
+HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective", "collective_timeout"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
 # Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it).
 CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar"}

@@ -1,0 +1,80 @@
+"""Rules from issue 12's refusals and empty answers (dev4b): lines NCCL and PyTorch print that were
+refused or named nothing, read from their sources (signatures/signatures.yaml cites each). Through
+the CLI (diagnose --evidence FILE --format json), as an engineer pastes them."""
+
+from __future__ import annotations
+
+import json
+
+from tests.evidence.helpers import cli, facts
+
+P = "gpu-a:4242:4301 [0] "
+# NCCL 2.29-2.30 src/transport/net_ib/p2p.cc: WARN "NET/IB: Got completion from peer %s with
+# status=%s(%d) opcode=%s(%d) vendor_err=%u %s%s%s%s hca %s" (ibvWcStatusStr names the status).
+RETRY_230 = (f"{P}transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45123> with "
+             "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid ::ffff:10.0.0.1 "
+             "remoteGids::ffff:10.0.0.2 hca mlx5_0\n")
+# PyTorch ProcessGroupNCCL's watchdog (WorkNCCL::checkTimeout), as torchrun's per-rank prefix prints it.
+WATCHDOG = ("[rank1]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [PG 0 Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+            "for 600081 milliseconds before timing out.\n")
+
+
+def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    proc = cli("diagnose", "--evidence", str(path), "--format", "json")
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_a_completion_named_by_status_is_the_retry_exceeded_kind_with_its_vendor_syndrome(tmp_path):
+    errors = facts(tmp_path, RETRY_230)["log.nccl"]["errors"]
+    assert list(errors) == ["retry_exceeded"]
+    assert errors["retry_exceeded"]["details"] == [{"peer": "10.0.0.2", "local_gid": "::ffff:10.0.0.1",
+                                                    "remote_gid": "::ffff:10.0.0.2", "vendor_err": 129}]
+
+
+def test_a_lone_watchdog_timeout_is_a_hang_whose_candidates_are_a_collective_that_never_completes(tmp_path):
+    rc, d = _diagnose(tmp_path, WATCHDOG)
+    assert rc == 3 and d["verdict"] == "inconclusive"
+    assert [(f["cause"], f["confidence"]) for f in d["findings"]] == [
+        ("pcie_acs_enabled", "medium"), ("iommu_enabled", "low"), ("fabric_unreachable", "low")]
+    assert d["findings"][0]["supporting"] == [f"{tmp_path / 'paste.txt'}:1: {WATCHDOG.strip()}"]
+
+
+def test_beside_an_rdma_failure_the_watchdog_favours_what_both_explain_not_acs(tmp_path):
+    # A frame or a timeout says where a rank waits, not why: the retry-exceeded completion's causes
+    # rank, the one that also hangs (fabric_unreachable) first.
+    rc, d = _diagnose(tmp_path, WATCHDOG + RETRY_230)
+    assert [f["cause"] for f in d["findings"]] == ["fabric_unreachable", "wrong_gid_index", "mtu_mismatch"]
+    assert len(d["findings"][0]["supporting"]) == 3
+
+
+def test_pytorchs_words_for_ncclresults_are_read_not_refused(tmp_path):
+    # torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr, each on a line of its own.
+    for line, kind in (("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+                        "prematurely.", "remote_error"),
+                       ("ncclUnhandledCudaError: Call to CUDA function failed.", "cuda_failure"),
+                       ("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", "invalid_usage")):
+        assert list(facts(tmp_path, line + "\n")["log.nccl"]["errors"]) == [kind], line
+
+
+def test_invalid_usage_names_no_cause_and_says_so(tmp_path):
+    text = f"{P}init.cc:943 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000\n"
+    rc, d = _diagnose(tmp_path, text)
+    assert rc == 3 and d["root_cause"] is None and d["findings"] == []
+    reasons = [i["reason"] for i in d["inconclusive"] if i["node"] == "evidence"]
+    assert reasons[0] == (f"{tmp_path / 'paste.txt'}:1: NCCL returned ncclInvalidUsage or ncclInvalidArgument: the "
+                          "program or its launcher called NCCL wrongly (two ranks on one GPU, a rank or count out of "
+                          "range); the WARN before it names the call; no cause of the catalogue covers it")
+
+
+def test_a_reset_connection_is_a_peer_that_left(tmp_path):
+    text = f"{P}misc/socket.cc:538 NCCL WARN Net : Call to recv from 10.0.0.2<45678> failed : Connection reset by peer\n"
+    assert list(facts(tmp_path, text)["log.nccl"]["errors"]) == ["remote_error"]
+
+
+def test_refused_connects_that_ran_out_of_retries_are_refused_connects(tmp_path):
+    # misc/socket.cc 2.18-2.21 retries ECONNREFUSED only, then prints this without the errno text.
+    text = f"{P}misc/socket.cc:466 NCCL WARN socketStartConnect: exceeded retries (20000)\n"
+    assert list(facts(tmp_path, text)["log.nccl"]["errors"]) == ["connect_refused"]
