@@ -78,3 +78,13 @@ def test_refused_connects_that_ran_out_of_retries_are_refused_connects(tmp_path)
     # misc/socket.cc 2.18-2.21 retries ECONNREFUSED only, then prints this without the errno text.
     text = f"{P}misc/socket.cc:466 NCCL WARN socketStartConnect: exceeded retries (20000)\n"
     assert list(facts(tmp_path, text)["log.nccl"]["errors"]) == ["connect_refused"]
+
+
+def test_a_gid_change_in_every_versions_words_points_at_gid_drift(tmp_path):
+    # 2.4-2.22 `Got async event : GID table change`; 2.23.4-2.27.7 have no case for
+    # IBV_EVENT_GID_CHANGE (18) and print `unknown event type (18)`; 2.28.3+ `GID table changed`.
+    for message in ("Got async event : GID table change", "unknown event type (18)", "GID table changed"):
+        rc, d = _diagnose(tmp_path, f"{P}transport/net_ib.cc:204 NCCL WARN NET/IB : mlx5_3:1 {message}\n")
+        assert [(f["cause"], f["confidence"]) for f in d["findings"]] == [("gid_index_drift", "medium")], message
+    other = facts(tmp_path, f"{P}transport/net_ib.cc:204 NCCL WARN NET/IB : mlx5_3:1 unknown event type (20)\n")
+    assert other["log.nccl"]["errors"] == {}  # IBV_EVENT_DEVICE_SPEED_CHANGE, not a GID change
