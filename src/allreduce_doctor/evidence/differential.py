@@ -89,7 +89,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports):
+    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _gdr_out_of_reach(job, symptom):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -99,6 +99,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         if cause in favoured:
             scores[cause] *= 1.5
     against = _contradicted(diag, rs)
+    if ((job or {}).get("gdr") or {}).get("state") == "unknown":
+        against.pop("gdr_disabled", None)  # no NET line: the GDR steps said no with nothing to judge
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -217,6 +219,22 @@ def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
     return [("link_degraded", f"{slow[0].get('source')}: {names} at {slow[0]['rate'].get('gbps')} Gb/s "
              f"({slow[0]['rate'].get('speed')}), adapter model not shown",
              "paste `ibv_devinfo -v` or `lspci -vv` of the adapters: their model says the rate they should train at")]
+
+
+def _gdr_out_of_reach(job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
+    """GPUs a pasted `nvidia-smi topo -m` puts beyond NCCL's default GPUDirect RDMA distance (PXB),
+    when no NET line says what NCCL chose: their NIC traffic is staged through host memory
+    (evidence/host.py _gdr_out_of_reach, graph/paths.cc ncclTopoCheckGdr). A cost in bandwidth,
+    so a candidate when the reporter saw slowness or said nothing, never beside a hang or an error."""
+    gdr = (job or {}).get("gdr") or {}
+    far = gdr.get("out_of_reach") or []
+    if not far or symptom not in (None, "slow"):
+        return []
+    names = ", ".join(f"{g['gpu']} ({g['path']} to {g['nic']})" for g in far[:4])
+    return [("gdr_disabled", f"{gdr.get('topology_source')}: {names}: nearest NIC beyond PXB, NCCL's default "
+             "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them",
+             "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET lines `GPU Direct RDMA Enabled/Disabled for HCA` "
+             "and `via NET/IB/N/GDRDMA`, and `lsmod | grep -e nvidia_peermem -e nv_peer_mem`")]
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:
