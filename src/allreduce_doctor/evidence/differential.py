@@ -89,7 +89,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _gdr_out_of_reach(job, symptom):
+    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _gdr_out_of_reach(job, symptom) \
+            + _transport_unseen(nccl, job, symptom):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -99,8 +100,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         if cause in favoured:
             scores[cause] *= 1.5
     against = _contradicted(diag, rs)
+    # The log's GDR and socket steps say no when no line shows what NCCL chose: nothing to judge.
     if ((job or {}).get("gdr") or {}).get("state") == "unknown":
-        against.pop("gdr_disabled", None)  # no NET line: the GDR steps said no with nothing to judge
+        against.pop("gdr_disabled", None)
+    if not (nccl or {}).get("network") and not (nccl or {}).get("transports"):
+        against.pop("socket_fallback", None)
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -235,6 +239,25 @@ def _gdr_out_of_reach(job: dict | None, symptom: str | None) -> list[tuple[str, 
              "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them",
              "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET lines `GPU Direct RDMA Enabled/Disabled for HCA` "
              "and `via NET/IB/N/GDRDMA`, and `lsmod | grep -e nvidia_peermem -e nv_peer_mem`")]
+
+
+def _transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
+    """A slow job whose NCCL lines never say which network it chose: NCCL falls back to TCP sockets
+    without a warning when it cannot use a verbs device (net.cc / init.cc print `Using network
+    Socket` at INFO only; net_ib.cc `NET/IB : No device found` at INFO), and whether its NET
+    connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
+    with the one paste that answers both; none when the job failed on something (that explains it)."""
+    nccl, job = nccl or {}, job or {}
+    if symptom != "slow" or not (nccl.get("lines") or nccl.get("version")) or nccl.get("network") \
+            or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
+            or (job.get("gdr") or {}).get("state") != "unknown":
+        return []
+    source = (nccl.get("sources") or {}).get("version") or "the NCCL lines"
+    paste = "paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank: `Using network IB|Socket`, `NET/IB : Using` "
+    return [("socket_fallback", f"{source}: NCCL runs, and no line says which network it chose",
+             paste + "(or `NET/IB : No device found`) say whether it is on RDMA"),
+            ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA",
+             paste + "and `via NET/IB/N/GDRDMA` in the channel lines say whether GPUDirect RDMA is used")]
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:
