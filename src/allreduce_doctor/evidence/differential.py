@@ -12,8 +12,10 @@ signatures/candidates.yaml (the prior), twice for a kind the job fails on, half 
 kind (ncclSystemError, a remote rank leaving: consequences of something else). A cause the
 runbooks decided from the text comes first. The reporter's symptom (hang, slow, crash, error)
 favours the causes that give it; a pasted stack of a rank waiting in NCCL (signatures.yaml
-hang_in_*: where it waits, init, a TCP socket, a connection, a collective) is the symptom hang
-when none was given, and its kinds weigh like consequences (a frame says where, not why).
+hang_in_*: where it waits, init, a TCP socket, a connection, a collective) or PyTorch's watchdog
+timeout is the symptom hang when none was given, and its kinds weigh like consequences (a frame
+says where, not why). What the text leaves open also counts: a topology whose GPUs reach no NIC
+within NCCL's GPUDirect RDMA distance, or a slow job whose log never names its network.
 """
 
 from __future__ import annotations
