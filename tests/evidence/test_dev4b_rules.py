@@ -164,3 +164,13 @@ def test_the_network_question_is_not_asked_when_the_log_answers_it_or_nothing_wa
     assert "socket_fallback" not in [f["cause"] for f in _slow(tmp_path, on_ib, "--symptom", "slow")["findings"]]
     assert _slow(tmp_path, VERSION_ONLY)["findings"] == []
     assert _slow(tmp_path, VERSION_ONLY, "--symptom", "hang")["findings"] == []
+
+
+def test_a_completion_queue_refused_for_memory_is_the_memlock_limit(tmp_path):
+    # mlx5 pins a CQ's buffer through ib_umem_get like a registration (RLIMIT_MEMLOCK); NCCL 2.18.5+
+    # prints the errno (misc/ibvwrap.cc IBV_PTR_CHECK_ERRNO).
+    text = (f"{P}NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+            f"{P}misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory\n")
+    rc, d = _diagnose(tmp_path, text + text.replace("gpu-a", "gpu-b"))  # two hosts: an inter-node job
+    assert d["root_cause"]["id"] == "container_missing_ib_devices"
+    assert next(p for p in d["path"] if p["node"] == "nccl_log.memlock")["outcome"] == "yes"
