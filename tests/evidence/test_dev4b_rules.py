@@ -174,3 +174,14 @@ def test_a_completion_queue_refused_for_memory_is_the_memlock_limit(tmp_path):
     rc, d = _diagnose(tmp_path, text + text.replace("gpu-a", "gpu-b"))  # two hosts: an inter-node job
     assert d["root_cause"]["id"] == "container_missing_ib_devices"
     assert next(p for p in d["path"] if p["node"] == "nccl_log.memlock")["outcome"] == "yes"
+
+
+def test_a_reset_connection_outside_nccls_socket_message_is_no_signal(tmp_path):
+    import pytest
+
+    from allreduce_doctor.evidence import EvidenceError
+
+    text = ("requests.exceptions.ConnectionError: ('Connection aborted.', ConnectionResetError(104, "
+            "'Connection reset by peer'))\nBrokenPipeError: [Errno 32] Broken pipe\n")
+    with pytest.raises(EvidenceError):
+        facts(tmp_path, text)
