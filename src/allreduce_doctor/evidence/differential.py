@@ -12,8 +12,10 @@ signatures/candidates.yaml (the prior), twice for a kind the job fails on, half 
 kind (ncclSystemError, a remote rank leaving: consequences of something else). A cause the
 runbooks decided from the text comes first. The reporter's symptom (hang, slow, crash, error)
 favours the causes that give it; a pasted stack of a rank waiting in NCCL (signatures.yaml
-hang_in_*: where it waits, init, a TCP socket, a connection, a collective) is the symptom hang
-when none was given, and its kinds weigh like consequences (a frame says where, not why).
+hang_in_*: where it waits, init, a TCP socket, a connection, a collective) or PyTorch's watchdog
+timeout is the symptom hang when none was given, and its kinds weigh like consequences (a frame
+says where, not why). What the text leaves open also counts: a topology whose GPUs reach no NIC
+within NCCL's GPUDirect RDMA distance, or a slow job whose log never names its network.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
-           "ofi_error", "out_of_memory"}
-# Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
-HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
+           "ofi_error", "out_of_memory", "invalid_usage"}
+# Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml); PyTorch's watchdog
+# timeout says the same from above NCCL (a collective that never completed).
+HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective", "collective_timeout"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
 # Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it).
 CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar"}
@@ -88,7 +91,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports):
+    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _gdr_out_of_reach(job, symptom) \
+            + _transport_unseen(nccl, job, symptom):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -98,6 +102,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         if cause in favoured:
             scores[cause] *= 1.5
     against = _contradicted(diag, rs)
+    # The log's GDR and socket steps say no when no line shows what NCCL chose: nothing to judge.
+    if ((job or {}).get("gdr") or {}).get("state") == "unknown":
+        against.pop("gdr_disabled", None)
+    if not (nccl or {}).get("network") and not (nccl or {}).get("transports"):
+        against.pop("socket_fallback", None)
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -216,6 +225,41 @@ def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
     return [("link_degraded", f"{slow[0].get('source')}: {names} at {slow[0]['rate'].get('gbps')} Gb/s "
              f"({slow[0]['rate'].get('speed')}), adapter model not shown",
              "paste `ibv_devinfo -v` or `lspci -vv` of the adapters: their model says the rate they should train at")]
+
+
+def _gdr_out_of_reach(job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
+    """GPUs a pasted `nvidia-smi topo -m` puts beyond NCCL's default GPUDirect RDMA distance (PXB),
+    when no NET line says what NCCL chose: their NIC traffic is staged through host memory
+    (evidence/host.py _gdr_out_of_reach, graph/paths.cc ncclTopoCheckGdr). A cost in bandwidth,
+    so a candidate when the reporter saw slowness or said nothing, never beside a hang or an error."""
+    gdr = (job or {}).get("gdr") or {}
+    far = gdr.get("out_of_reach") or []
+    if not far or symptom not in (None, "slow"):
+        return []
+    names = ", ".join(f"{g['gpu']} ({g['path']} to {g['nic']})" for g in far[:4])
+    return [("gdr_disabled", f"{gdr.get('topology_source')}: {names}: nearest NIC beyond PXB, NCCL's default "
+             "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them",
+             "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET lines `GPU Direct RDMA Enabled/Disabled for HCA` "
+             "and `via NET/IB/N/GDRDMA`, and `lsmod | grep -e nvidia_peermem -e nv_peer_mem`")]
+
+
+def _transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
+    """A slow job whose NCCL lines never say which network it chose: NCCL falls back to TCP sockets
+    without a warning when it cannot use a verbs device (net.cc / init.cc print `Using network
+    Socket` at INFO only; net_ib.cc `NET/IB : No device found` at INFO), and whether its NET
+    connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
+    with the one paste that answers both; none when the job failed on something (that explains it)."""
+    nccl, job = nccl or {}, job or {}
+    if symptom != "slow" or not (nccl.get("lines") or nccl.get("version")) or nccl.get("network") \
+            or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
+            or (job.get("gdr") or {}).get("state") != "unknown":
+        return []
+    source = (nccl.get("sources") or {}).get("version") or "the NCCL lines"
+    paste = "paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank: `Using network IB|Socket`, `NET/IB : Using` "
+    return [("socket_fallback", f"{source}: NCCL runs, and no line says which network it chose",
+             paste + "(or `NET/IB : No device found`) say whether it is on RDMA"),
+            ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA",
+             paste + "and `via NET/IB/N/GDRDMA` in the channel lines say whether GPUDirect RDMA is used")]
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:

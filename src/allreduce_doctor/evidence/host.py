@@ -9,6 +9,7 @@ from collections import Counter
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.kernel import link_flaps
+from allreduce_doctor.probes.derive_job import TOPO_RANK
 
 _ACS_RE = re.compile(r"ACSCtl\s*:\s*(.*)$")
 _LNK_RE = re.compile(r"Lnk(Sta|Cap)\s*:.*?Speed\s+([\d.]+)GT/s.*?Width\s+x(\d+)(.*)$")
@@ -41,7 +42,24 @@ def _topology(block: dict) -> dict:
     same_cpus = len(gpus) > 1 and len({cpus.get(g) for g in gpus}) == 1
     return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
             "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
-            "source": block["where"]}
+            "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}), "source": block["where"]}
+
+
+def _gdr_out_of_reach(matrix: dict, legend: dict) -> list[dict]:
+    """GPUs whose nearest NIC is further than PXB: NCCL does not use GPUDirect RDMA for them unless
+    NCCL_NET_GDR_LEVEL allows it (graph/paths.cc ncclTopoCheckGdr: netGdrLevel = PATH_PXB,
+    "GPU Direct RDMA Disabled ... (distance > PXB)", v2.8.4-1..v2.30.7-1). nvidia-smi's PHB, NODE and
+    SYS all cross a host bridge or the CPU; NV# links join GPUs, not NICs."""
+    out, cells = [], set()
+    for gpu, row in matrix.items():
+        nics = {col: path for col, path in row.items() if col.startswith("NIC") or col in legend.values()}
+        if gpu.startswith("GPU") and nics:
+            cells.update(nics.values())
+            nearest = min(nics, key=lambda col: TOPO_RANK.get(nics[col], 9))
+            if TOPO_RANK.get(nics[nearest], 9) > TOPO_RANK["PXB"]:
+                out.append({"gpu": gpu, "nic": legend.get(nearest, nearest), "path": nics[nearest]})
+    # Every GPU-NIC cell PHB is how a VM shows its devices (vm_topology_hidden): no distance to judge.
+    return [] if cells == {"PHB"} else out[:16]
 
 
 def _p2p_bandwidth(lines: list[str], out: dict) -> None:

@@ -113,7 +113,9 @@ def bandwidth(run: dict | None, nic: dict, where: str) -> dict:
     return out
 
 
-def gdr(nccl: NcclLog, env: dict) -> dict:
+def gdr(nccl: NcclLog, env: dict, topology: dict | None = None) -> dict:
+    """GPUDirect RDMA as the log shows it; with no NET line and no NCCL_NET_GDR_LEVEL, the GPUs a
+    pasted topology puts beyond NCCL's default GDR distance (log.host.topology.gdr_out_of_reach)."""
     nets = [t for t in nccl.transports if t.startswith("NET/") and not t.startswith("NET/Socket")]
     with_gdr = [t for t in nets if _net_family(t)[1]]
     level = str(env.get("NCCL_NET_GDR_LEVEL", "")).upper()
@@ -124,7 +126,9 @@ def gdr(nccl: NcclLog, env: dict) -> dict:
         state = "off"
     return {"state": state, "net_transports": sorted(nets)[:16], "enabled_msgs": nccl.gdr.get("enabled", 0),
             "disabled_msgs": nccl.gdr.get("disabled", 0), "gdr_level": env.get("NCCL_NET_GDR_LEVEL"),
-            "hosts_without": _hosts_without_gdr(nccl) if state == "partial" else []}
+            "hosts_without": _hosts_without_gdr(nccl) if state == "partial" else [],
+            "out_of_reach": (topology or {}).get("gdr_out_of_reach", []) if state == "unknown" and not level else [],
+            "topology_source": (topology or {}).get("source")}
 
 
 def _hosts_without_gdr(nccl: NcclLog) -> list[str] | None:
