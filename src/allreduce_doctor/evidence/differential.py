@@ -88,7 +88,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports):
+    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -216,6 +216,22 @@ def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
     return [("link_degraded", f"{slow[0].get('source')}: {names} at {slow[0]['rate'].get('gbps')} Gb/s "
              f"({slow[0]['rate'].get('speed')}), adapter model not shown",
              "paste `ibv_devinfo -v` or `lspci -vv` of the adapters: their model says the rate they should train at")]
+
+
+def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
+    """Ports of the rails' model that are not ACTIVE when the text does not say which ports are the
+    rails (the walk leaves `Every compute port is ACTIVE` unknown: a down port may be a storage port).
+    NCCL skips a port that is not ACTIVE (net_ib.cc ncclIbInit `if (portAttr.state != IBV_PORT_ACTIVE)
+    continue`, v2.4.8-v2.21.5; net_ib/init.cc v2.30.7), so if it is a rail its GPUs lose their NIC."""
+    down = [p for p in ports or [] if p.get("rail") is None and (p.get("state") or {}).get("name")
+            and p["state"]["name"] != "ACTIVE" and not (p["state"]["name"] == "INIT"
+                                                        and (p.get("phys_state") or {}).get("name") == "LinkUp")]
+    if not down:
+        return []
+    names = ", ".join(f"{p['name']} {p['state']['name']} ({(p.get('phys_state') or {}).get('name')})" for p in down[:4])
+    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
+    return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
+             "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:

@@ -1,0 +1,62 @@
+"""Rules from batch 4's dev misses (issue 12, dev4c: a down port, a bootstrap error trace, a GPU-sharing
+layer named in prose), each from a primary source, through `diagnose --evidence FILE --format json`
+in process (the CLI's main)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from allreduce_doctor.cli import main
+
+
+def _diagnose(tmp_path, text: str, *extra: str) -> tuple[int, dict, str]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
+    return rc, json.loads(out.getvalue()), str(path)
+
+
+def _ranked(d: dict) -> list[str]:
+    return [f["cause"] for f in d["findings"]]
+
+
+# -- a port that is not ACTIVE, when the text does not say which ports are the rails ----------------
+def _ibstat_ca(name: str, state: str, phys: str, rate: int) -> str:
+    # infiniband-diags ibstat, one CA with one RoCE port (the tabs pasted as spaces).
+    return (f"CA '{name}'\n\tCA type: MT4125\n\tNumber of ports: 1\n\tFirmware version: 22.38.1002\n"
+            "\tHardware version: 0\n\tNode GUID: 0x1c34da0300a1b2c4\n\tSystem image GUID: 0x1c34da0300a1b2c4\n"
+            f"\tPort 1:\n\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: {rate}\n\t\tBase lid: 0\n"
+            "\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n\t\tPort GUID: 0x1e34dafffea1b2c4\n"
+            "\t\tLink layer: Ethernet\n")
+
+
+IBSTAT_ONE_DOWN = ("$ ibstat\n" + _ibstat_ca("mlx5_0", "Active", "LinkUp", 100)
+                   + _ibstat_ca("mlx5_1", "Down", "Disabled", 40) + _ibstat_ca("mlx5_2", "Active", "LinkUp", 100))
+
+
+def test_a_down_port_of_the_rails_model_is_a_candidate_when_the_rails_are_not_shown(tmp_path):
+    rc, d, path = _diagnose(tmp_path, IBSTAT_ONE_DOWN, "--symptom", "hang")
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["healthy"] is None
+    step = next(p for p in d["path"] if p["node"] == "trunk.ports_active")
+    assert step["outcome"] == "unknown"  # the walk cannot tell a storage port from a rail
+    first = d["findings"][0]
+    assert (first["cause"], first["confidence"]) == ("ib_port_down", "low")
+    assert first["supporting"] == [f"{path}:2-52: mlx5_1/1 DOWN (Disabled), beside ACTIVE ports of the same model"]
+    assert first["next_step"] == ("paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among "
+                                  "them is a lost rail")
+
+
+def test_every_port_active_gives_no_down_port_candidate(tmp_path):
+    _, d, _ = _diagnose(tmp_path, IBSTAT_ONE_DOWN.replace("State: Down", "State: Active")
+                        .replace("Physical state: Disabled", "Physical state: LinkUp"))
+    assert "ib_port_down" not in _ranked(d)
+
+
+def test_a_down_port_that_nccl_names_as_a_rail_is_decided_by_the_walk(tmp_path):
+    using = "gpu-node-1:4242:4301 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>\n"
+    rc, d, _ = _diagnose(tmp_path, using + IBSTAT_ONE_DOWN)
+    assert d["root_cause"]["id"] == "ib_port_down" and d["root_cause"]["confidence"] == "high"
