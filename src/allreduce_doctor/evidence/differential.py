@@ -30,7 +30,7 @@ _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
-           "ofi_error", "out_of_memory"}
+           "ofi_error", "out_of_memory", "bootstrap_failed"}  # bootstrap_failed: NCCLCHECK's trace of a failure
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
