@@ -34,8 +34,9 @@ GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "co
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml).
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
-# Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it).
-CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar"}
+# Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it; a named OFI
+# plugin says the job needs it, not that it failed).
+CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar", "ofi_plugin_named"}
 # Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
 SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
         "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
