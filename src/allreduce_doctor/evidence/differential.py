@@ -89,7 +89,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports):
+    for cause, line, step in (_open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports)
+                              + _virtual_machine(job)):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -233,6 +234,23 @@ def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
     beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
     return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
              "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
+
+
+def _virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
+    """A pasted PCI tree that shows a virtual machine (evidence/host.py _pcie_tree). In a VM, GPUDirect
+    RDMA needs ATS on the NIC and the host's switch and root ports' ACS set to let ATS through (NVIDIA
+    AI Enterprise, "Optimizing VM configuration", appendix "ATS and ACS configuration"); a VM whose GPUs
+    all hang off one root bus may instead hide the PCIe/NUMA layout from NCCL (vm_topology_hidden).
+    GPUs under several root buses keep the host's grouping, so ACS/ATS comes first there."""
+    tree = (job or {}).get("virtual_pcie")
+    if not tree:
+        return []
+    line = (f"{tree['source']}: {tree['behind_pci_bridge'][0]} at a device number other than 0 behind a bridge "
+            "(a PCIe port links device 0 only): an emulated PCI bridge, a virtual machine")
+    acs = ("pcie_acs_enabled", line, "paste `lspci -vvv` of the NICs and of the bridges above them on the host "
+           "(ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED`")
+    hidden = ("vm_topology_hidden", line, "paste `nvidia-smi topo -m` inside the VM and the job's NCCL_TOPO_FILE")
+    return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:

@@ -57,6 +57,9 @@ TOOLS: tuple[Tool, ...] = (
        r"^\s*(?:DCBX mode|Priority trust state|PFC configuration|dscp2prio mapping|Cable len|Receive buffer size"
        r"|Buffer size|Shared buffer|tc|priority|prio|enabled|buffer|default|trust|tsa|ratelimit|mtu|ETS)\b"),
     _t("lspci", "lspci_vvv", _PCI_DEV, rf"{_PCI_DEV}|^\s+\S"),
+    # lspci -tv: the tree of pciutils ls-tree.c, from its first root bus `-[DDDD:BB]-` or `-+-[DDDD:BB]-`.
+    _t("lspci_tree", "lspci_tree", r"^\s*-(?:\+-)?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-",
+       r"^\s*[|+\\ ]*(?:[+\\]-|--)(?:\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-|[0-9a-fA-F]{2}\.[0-7])"),
     _t("pcie_fragment", None, r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta|LnkCap|LnkCtl)\s*:",
        r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta2?|LnkCap2?|LnkCtl2?)\s*:"),
     _t("nvidia_smi_topo", "nvidia_smi_topo", r"^\s*GPU0\b.*\bCPU Affinity\b",

@@ -27,6 +27,7 @@ PARSER_MODULES = (
     "mlnx_qos",
     "dcb",
     "lspci",
+    "lspci_tree",
     "nvidia_smi",
     "kernel",
     "mad",
