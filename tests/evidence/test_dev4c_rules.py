@@ -246,3 +246,19 @@ def test_a_vm_tree_with_gpus_under_two_roots_names_acs_and_ats_first(tmp_path):
 def test_a_vm_tree_with_every_gpu_under_one_root_names_the_hidden_topology_first(tmp_path):
     _, d, _ = _diagnose(tmp_path, TREE_FLAT, "--symptom", "slow")
     assert _ranked(d)[:2] == ["vm_topology_hidden", "pcie_acs_enabled"]
+
+
+# -- NCCL 2.29+ names the completion status: `status=IBV_WC_RETRY_EXC_ERR(12) ... vendor_err=N` -----
+def test_a_named_completion_status_ranks_as_its_number_does(tmp_path):
+    p = "gpu-node-1:4242:4301 [0] "
+    using = f"{p}NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+    old = (f"{p}transport/net_ib.cc:2470 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45123> with status=12 "
+           "opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0\n")
+    new = (f"{p}transport/net_ib/p2p.cc:651 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45123> with "
+           "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid ::ffff:10.0.0.1 "
+           "remoteGids::ffff:10.0.0.2 hca mlx5_0\n")
+    _, d_old, _ = _diagnose(tmp_path, using + old)
+    _, d_new, _ = _diagnose(tmp_path, using + new)
+    assert _ranked(d_new) == _ranked(d_old) == ["wrong_gid_index", "mtu_mismatch", "fabric_unreachable"]
+    assert _errors(d_new)["retry_exceeded"]["details"] == [
+        {"peer": "10.0.0.2", "local_gid": "::ffff:10.0.0.1", "remote_gid": "::ffff:10.0.0.2", "vendor_err": 129}]

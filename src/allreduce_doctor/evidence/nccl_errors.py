@@ -34,7 +34,7 @@ BY_NAME = _kinds()
 _PEER_RE = re.compile(r"from peer ([0-9a-fA-F.:]+(?:%\w+)?)")
 _LGID_RE = re.compile(r"localGid\s*([0-9a-fA-F:.]+)")
 _RGID_RE = re.compile(r"remoteGids?\s*([0-9a-fA-F:.]+)")
-_VENDOR_RE = re.compile(r"vendor err\s*(\d+)")
+_VENDOR_RE = re.compile(r"vendor[ _]err\s*=?\s*(\d+)")  # 2.29+: vendor_err=N
 _GIDX_RE = re.compile(r"local GID index\s*(\d+)", re.IGNORECASE)
 _ADDR_RE = re.compile(r"(?:to|from|address)\s+\[?([0-9]{1,3}(?:\.[0-9]{1,3}){3})")
 
