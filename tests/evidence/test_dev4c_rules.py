@@ -1,29 +1,16 @@
 """Rules from batch 4's dev misses (issue 12, dev4c: a down port, a bootstrap error trace, a GPU-sharing
-layer named in prose), each from a primary source, through `diagnose --evidence FILE --format json`
-in process (the CLI's main)."""
+layer or the OFI plugin named in prose, a VM's PCI tree) and the NCCL 2.23-2.30 lines of the same families,
+each from a primary source, through `diagnose --evidence FILE --format json` in process (the CLI's main)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
 import pytest
 
-from allreduce_doctor.cli import main
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.parsers import parse
+from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import facts
-
-
-def _diagnose(tmp_path, text: str, *extra: str) -> tuple[int, dict, str]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
-    return rc, json.loads(out.getvalue()), str(path)
 
 
 def _ranked(d: dict) -> list[str]:
