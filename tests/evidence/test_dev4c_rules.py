@@ -267,3 +267,18 @@ def test_a_warn_of_the_ib_data_path_file_p2p_cc_is_not_cuda_p2p():
     assert signatures.match("transport/net_ib/connect.cc NET/IB: mlx5dv_create_qp failed to create QP: "
                             "Invalid argument").kind == "qp_failed"
     assert signatures.match("transport/p2p.cc P2P : cudaIpcOpenMemHandle failed").kind == "cuda_p2p"
+
+
+IBSTATUS_ONE_DOWN = (  # infiniband-diags ibstatus: an NDR port up, one down (a down port reports 10 Gb/s SDR)
+    "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:a088:c203:0012:3456\n"
+    "\tbase lid:\t 0xc\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n"
+    "\trate:\t\t 400 Gb/sec (4X NDR)\n\tlink_layer:\t InfiniBand\n\n"
+    "Infiniband device 'mlx5_1' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:a088:c203:0012:3457\n"
+    "\tbase lid:\t 0xffff\n\tsm lid:\t\t 0x0\n\tstate:\t\t 1: DOWN\n\tphys state:\t 3: Disabled\n"
+    "\trate:\t\t 10 Gb/sec (4X SDR)\n\tlink_layer:\t InfiniBand\n")
+
+
+def test_a_down_ib_port_is_down_not_a_link_trained_low(tmp_path):
+    _, d, path = _diagnose(tmp_path, IBSTATUS_ONE_DOWN)
+    assert _ranked(d) == ["ib_port_down"]  # its SDR rate is what a port that is down reports, not a training
+    assert d["findings"][0]["supporting"] == [f"{path}:1-17: mlx5_1/1 DOWN (Disabled), beside ACTIVE ports of the same model"]

@@ -211,6 +211,7 @@ def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
     """IB ports at EDR or slower whose adapter the text does not name: an HDR/NDR adapter trained
     low looks the same (IBTA speeds: EDR 25, HDR 50, NDR 100 Gb/s a lane; NVIDIA/nccl#307)."""
     slow = [p for p in ports or [] if p.get("link_layer") == "InfiniBand" and not p.get("hca_type")
+            and (p.get("state") or {}).get("name") in (None, "ACTIVE")  # a down port trained at nothing
             and (p.get("rate") or {}).get("speed") in ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR")]
     if not slow:
         return []
@@ -230,7 +231,7 @@ def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
                                                         and (p.get("phys_state") or {}).get("name") == "LinkUp")]
     if not down:
         return []
-    names = ", ".join(f"{p['name']} {p['state']['name']} ({(p.get('phys_state') or {}).get('name')})" for p in down[:4])
+    names = ", ".join(_port_state(p) for p in down[:4])
     beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
     return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
              "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
@@ -251,6 +252,12 @@ def _virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
            "(ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED`")
     hidden = ("vm_topology_hidden", line, "paste `nvidia-smi topo -m` inside the VM and the job's NCCL_TOPO_FILE")
     return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
+
+
+def _port_state(port: dict) -> str:
+    """'mlx5_1/1 DOWN (Disabled)'; the physical state only when the text shows it."""
+    phys = (port.get("phys_state") or {}).get("name")
+    return f"{port['name']} {port['state']['name']}" + (f" ({phys})" if phys else "")
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:
