@@ -282,3 +282,34 @@ def test_a_down_ib_port_is_down_not_a_link_trained_low(tmp_path):
     _, d, path = _diagnose(tmp_path, IBSTATUS_ONE_DOWN)
     assert _ranked(d) == ["ib_port_down"]  # its SDR rate is what a port that is down reports, not a training
     assert d["findings"][0]["supporting"] == [f"{path}:1-17: mlx5_1/1 DOWN (Disabled), beside ACTIVE ports of the same model"]
+
+
+# -- iproute2 `rdma link show`: the ports' state as the kernel's netlink gives it -------------------
+RDMA_LINK = ("$ rdma link show\n"
+             "link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 12 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP "
+             "netdev ibp12s0\n"
+             "link mlx5_1/1 subnet_prefix fe80:0000:0000:0000 lid 65535 sm_lid 0 lmc 0 state DOWN physical_state "
+             "DISABLED netdev ibp13s0\n"
+             "link mlx5_2/1 state ACTIVE physical_state LINK_UP netdev ens1f0np0\n")
+
+
+def test_the_rdma_link_parser_reads_state_link_layer_and_netdev():
+    ports = parse("rdma_link", RDMA_LINK)["ports"]
+    assert ports["mlx5_0/1"] == {"state": "ACTIVE", "physical_state": "LINK_UP", "link_layer": "InfiniBand", "lid": 12,
+                                 "sm_lid": 1, "netdev": "ibp12s0"}
+    assert ports["mlx5_2/1"]["link_layer"] == "Ethernet" and ports["mlx5_2/1"]["lid"] is None  # no LID: not IB
+    old = parse("rdma_link", "0/1: mlx5_0/1: state DOWN physical_state POLLING netdev ens2f0\n")["ports"]
+    assert old == {"mlx5_0/1": {"state": "DOWN", "physical_state": "POLLING", "link_layer": "Ethernet", "lid": None,
+                                "sm_lid": None, "netdev": "ens2f0"}}
+    with pytest.raises(ParseError, match=r"^expected `rdma link show` lines"):
+        parse("rdma_link", "link show\n")
+
+
+def test_a_down_port_in_rdma_link_show_is_the_down_port_candidate(tmp_path):
+    _, d, path = _diagnose(tmp_path, RDMA_LINK)
+    assert _ranked(d) == ["ib_port_down"]
+    assert d["findings"][0]["supporting"] == [f"{path}:2-4: mlx5_1/1 DOWN (Disabled), beside ACTIVE ports of the same model"]
+    ports = facts(tmp_path, RDMA_LINK)["rdma.ports"]
+    assert [(p["name"], p["link_layer"], p["state"]["name"], p["phys_state"]["name"], p["netdev"]) for p in ports] == [
+        ("mlx5_0/1", "InfiniBand", "ACTIVE", "LinkUp", "ibp12s0"), ("mlx5_1/1", "InfiniBand", "DOWN", "Disabled", "ibp13s0"),
+        ("mlx5_2/1", "Ethernet", "ACTIVE", "LinkUp", "ens1f0np0")]

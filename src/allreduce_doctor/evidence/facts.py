@@ -77,7 +77,7 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     host_v = host.summarize(scanner.blocks, scanner.cmdlines)
     nccl_v = nccl_value(scanner)
     job_v = combine(scanner, env, tests["main"], rdma_v, host_v, nccl_v["network"])
-    rdma_tools = {"ibstat", "ibstatus", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
+    rdma_tools = {"ibstat", "ibstatus", "rdma_link", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
                   "ethtool_stats", "mlnx_qos"}
     host_tools = {"lspci", "lspci_tree", "pcie_fragment", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_q", "kernel_log",
                   "cuda_p2p"}

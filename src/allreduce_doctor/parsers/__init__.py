@@ -28,6 +28,7 @@ PARSER_MODULES = (
     "dcb",
     "lspci",
     "lspci_tree",
+    "rdma_link",
     "nvidia_smi",
     "kernel",
     "mad",
