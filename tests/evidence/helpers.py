@@ -42,3 +42,20 @@ def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run([sys.executable, "-m", "allreduce_doctor", *args], capture_output=True, env=env,
                           cwd=ROOT, input=stdin, timeout=120)
+
+
+def diagnose_json(tmp_path: Path, text: str, *extra: str) -> tuple[int, dict, str]:
+    """(exit code, JSON Diagnosis, the paste's path) of `diagnose --evidence PASTE --format json`,
+    run in process through the CLI's main."""
+    import contextlib
+    import io
+    import json
+
+    from allreduce_doctor.cli import main
+
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
+    return rc, json.loads(out.getvalue()), str(path)

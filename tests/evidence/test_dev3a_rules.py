@@ -3,20 +3,7 @@ primary source, through `diagnose --evidence FILE --format json` in process (the
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
-from allreduce_doctor.cli import main
-
-
-def _diagnose(tmp_path, text: str, *extra: str) -> tuple[int, dict, str]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
-    return rc, json.loads(out.getvalue()), str(path)
+from tests.evidence.helpers import diagnose_json as _diagnose
 
 
 def _step(d: dict, node: str) -> dict:

@@ -74,7 +74,7 @@ def test_registry_names():
             "text", "int", "ib_state", "ib_phys_state", "ib_rate", "pci_speed", "gid", "gid_type",
             "key_value", "netdev_speed", "ibstat", "ibstatus", "ibv_devinfo", "show_gids",
             "ibdev2netdev", "ethtool_stats", "ethtool_link", "mlnx_qos", "dcb_pfc", "dcb_app",
-            "lspci_vvv", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_fabric",
+            "lspci_vvv", "lspci_tree", "rdma_link", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_fabric",
             "proc_cmdline", "dmesg_lines", "mad_fields", "perfquery",
         ]
     )

@@ -32,13 +32,14 @@ _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
-           "ofi_error", "out_of_memory", "invalid_usage"}
+           "ofi_error", "out_of_memory", "invalid_usage", "bootstrap_failed"}  # bootstrap_failed: NCCLCHECK's trace of a failure
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml); PyTorch's watchdog
 # timeout says the same from above NCCL (a collective that never completed).
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective", "collective_timeout"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
-# Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it).
-CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar"}
+# Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it; a named OFI
+# plugin says the job needs it, not that it failed).
+CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar", "ofi_plugin_named"}
 # Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
 SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
         "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
@@ -91,8 +92,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in _open_questions(diag, rs) + _unrated_ports(ports) + _gdr_out_of_reach(job, symptom) \
-            + _transport_unseen(nccl, job, symptom):
+    for cause, line, step in (_open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports)
+                              + _virtual_machine(job) + _gdr_out_of_reach(job, symptom)
+                              + _transport_unseen(nccl, job, symptom)):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
             support.setdefault(cause, []).append(line)
@@ -218,6 +220,7 @@ def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
     """IB ports at EDR or slower whose adapter the text does not name: an HDR/NDR adapter trained
     low looks the same (IBTA speeds: EDR 25, HDR 50, NDR 100 Gb/s a lane; NVIDIA/nccl#307)."""
     slow = [p for p in ports or [] if p.get("link_layer") == "InfiniBand" and not p.get("hca_type")
+            and (p.get("state") or {}).get("name") in (None, "ACTIVE")  # a down port trained at nothing
             and (p.get("rate") or {}).get("speed") in ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR")]
     if not slow:
         return []
@@ -260,6 +263,45 @@ def _transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None) 
              paste + "(or `NET/IB : No device found`) say whether it is on RDMA"),
             ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA",
              paste + "and `via NET/IB/N/GDRDMA` in the channel lines say whether GPUDirect RDMA is used")]
+
+
+def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
+    """Ports of the rails' model that are not ACTIVE when the text does not say which ports are the
+    rails (the walk leaves `Every compute port is ACTIVE` unknown: a down port may be a storage port).
+    NCCL skips a port that is not ACTIVE (net_ib.cc ncclIbInit `if (portAttr.state != IBV_PORT_ACTIVE)
+    continue`, v2.4.8-v2.21.5; net_ib/init.cc v2.30.7), so if it is a rail its GPUs lose their NIC."""
+    down = [p for p in ports or [] if p.get("rail") is None and (p.get("state") or {}).get("name")
+            and p["state"]["name"] != "ACTIVE" and not (p["state"]["name"] == "INIT"
+                                                        and (p.get("phys_state") or {}).get("name") == "LinkUp")]
+    if not down:
+        return []
+    names = ", ".join(_port_state(p) for p in down[:4])
+    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
+    return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
+             "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
+
+
+def _virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
+    """A pasted PCI tree that shows a virtual machine (evidence/host.py _pcie_tree). In a VM, GPUDirect
+    RDMA needs ATS on the NIC and the host's switch and root ports' ACS set to let ATS through (NVIDIA
+    AI Enterprise, "Optimizing VM configuration", appendix "ATS and ACS configuration"); a VM whose GPUs
+    all hang off one root bus may instead hide the PCIe/NUMA layout from NCCL (vm_topology_hidden).
+    GPUs under several root buses keep the host's grouping, so ACS/ATS comes first there."""
+    tree = (job or {}).get("virtual_pcie")
+    if not tree:
+        return []
+    line = (f"{tree['source']}: {tree['behind_pci_bridge'][0]} at a device number other than 0 behind a bridge "
+            "(a PCIe port links device 0 only): an emulated PCI bridge, a virtual machine")
+    acs = ("pcie_acs_enabled", line, "paste `lspci -vvv` of the NICs and of the bridges above them on the host "
+           "(ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED`")
+    hidden = ("vm_topology_hidden", line, "paste `nvidia-smi topo -m` inside the VM and the job's NCCL_TOPO_FILE")
+    return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
+
+
+def _port_state(port: dict) -> str:
+    """'mlx5_1/1 DOWN (Disabled)'; the physical state only when the text shows it."""
+    phys = (port.get("phys_state") or {}).get("name")
+    return f"{port['name']} {port['state']['name']}" + (f" ({phys})" if phys else "")
 
 
 def _step_sources(diag: Diagnosis, node: str) -> list[str]:

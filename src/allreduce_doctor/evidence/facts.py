@@ -77,9 +77,9 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     host_v = host.summarize(scanner.blocks, scanner.cmdlines)
     nccl_v = nccl_value(scanner)
     job_v = combine(scanner, env, tests["main"], rdma_v, host_v, nccl_v["network"])
-    rdma_tools = {"ibstat", "ibstatus", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
+    rdma_tools = {"ibstat", "ibstatus", "rdma_link", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
                   "ethtool_stats", "mlnx_qos"}
-    host_tools = {"lspci", "pcie_fragment", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_q", "kernel_log",
+    host_tools = {"lspci", "lspci_tree", "pcie_fragment", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_q", "kernel_log",
                   "cuda_p2p"}
     block_where = _blocks_where(scanner.blocks, rdma_tools)
     host_where = _blocks_where(scanner.blocks, host_tools)
@@ -123,6 +123,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
             nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
         "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
+        "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,
     }
 
 

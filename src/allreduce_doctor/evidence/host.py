@@ -112,6 +112,33 @@ def _pcie(block: dict, acs: list, degraded: list) -> None:
                 degraded.append({"device": None, "name": None, "sta": line.strip()[:120], "source": where})
 
 
+_ENDPOINT_RE = re.compile(r"NVIDIA|Mellanox", re.IGNORECASE)
+
+
+def _pcie_tree(block: dict) -> dict:
+    """GPUs and RDMA NICs that `lspci -tv` shows at a device number other than 0 on a bridge's
+    secondary bus. A PCIe root or downstream port links Device 0 only (the kernel scans no other:
+    drivers/pci/probe.c only_one_child, "PCIe spec r3.1, sec 7.3.1"), so such an endpoint sits behind
+    a conventional PCI bridge, which on a GPU node is a hypervisor's emulated one (QEMU pci-bridge,
+    pxb): the text shows a virtual machine. Bridges (a switch's downstream ports) and SR-IOV virtual
+    functions (ARI numbers them past device 0) are not counted."""
+    devices = block["value"] or []
+    odd = [d for d in devices if not d["root"] and d["device"] != 0 and d["bridge"] is None and d["name"]
+           and _ENDPOINT_RE.search(d["name"]) and "virtual function" not in d["name"].lower()]
+    gpu_roots = {(d["domain"], _root_of(devices, d)) for d in devices if d["name"] and "NVIDIA" in d["name"]}
+    return {"devices": len(devices), "behind_pci_bridge": [f"{d['bus']}:{d['slot']} {d['name']}" for d in odd[:8]],
+            "virtual": bool(odd), "gpu_root_buses": len(gpu_roots), "source": block["where"]}
+
+
+def _root_of(devices: list[dict], dev: dict) -> str:
+    """The root bus above `dev` (the bridges' secondary buses lead back to it)."""
+    parents = {(d["domain"], d["bridge"]): d for d in devices if d["bridge"]}
+    seen = 0
+    while not dev["root"] and (dev["domain"], dev["bus"]) in parents and seen < 64:
+        dev, seen = parents[(dev["domain"], dev["bus"])], seen + 1
+    return dev["bus"]
+
+
 def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict | None, dict]:
     cmdline = None
     for text, where in cmdlines:
@@ -140,12 +167,14 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
 def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     acs: list[dict] = []
     degraded: list[dict] = []
-    topology = nvlink = p2p = None
+    topology = nvlink = p2p = tree = None
     gpu_models: set = set()
     for b in blocks:
         _pcie(b, acs, degraded)
         if b["tool"] == "nvidia_smi_topo" and b["value"] and topology is None:
             topology = _topology(b)
+        elif b["tool"] == "lspci_tree" and b["value"] and tree is None:
+            tree = _pcie_tree(b)
         elif b["tool"] == "nvidia_smi_nvlink" and b["value"]:
             gpus = b["value"].get("gpus") or {}
             gpu_models.update(g["name"] for g in gpus.values() if g.get("name"))
@@ -173,4 +202,4 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
-            "gpu_models": sorted(gpu_models)[:8]}
+            "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}

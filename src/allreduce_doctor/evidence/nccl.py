@@ -236,9 +236,9 @@ class NcclLog:
             self.gdr[m.group(1).lower()] += 1
             self.where.key("gdr", where)
             return
-        self._counts(msg, where)
+        self._counts(host, msg, where)
 
-    def _counts(self, msg: str, where: str) -> None:
+    def _counts(self, host: str | None, msg: str, where: str) -> None:
         m = CHANNELS_RE.match(msg)
         if m:
             self.channels[int(m.group(1))] += 1
@@ -275,6 +275,8 @@ class NcclLog:
         if m:
             if m.group(2) != "0":
                 self.trace_files[m.group(1).rsplit("/", 1)[-1]] += 1
+                if m.group(1).endswith("bootstrap.cc") and nccl_errors.classify(msg) is not None:
+                    self._failure("INFO", "", msg, host, where)  # a failure passed up through the bootstrap
             return
         low = msg.lower()
         if "topology file" in low or "topo_file" in low:

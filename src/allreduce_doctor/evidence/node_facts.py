@@ -5,6 +5,7 @@ derivations (probes/derive*.py) and the trunk/IB/RoCE runbooks then decide a pas
 What each tool tells (and which probe reads the same thing on a node):
   ibstat, ibstatus, ibv_devinfo   -> rdma.ports (state, physical state, rate, link layer, LIDs,
                                      CA type, firmware), as /sys/class/infiniband/DEV/ports/N does
+  rdma link show                  -> rdma.ports too (state, physical state, link layer, LIDs, netdev)
   ibdev2netdev, show_gids         -> the netdev of each port (the enumerator's `netdev`)
   show_gids, ibv_devinfo -v       -> rdma.gid_values / rdma.gid_types / rdma.gid_ndevs
   mlnx_qos -i IF                  -> net.qos_mlnx (the interface from the `$ mlnx_qos -i IF` line)
@@ -115,7 +116,18 @@ def _ports_devinfo(block: dict) -> list[dict]:
     return out
 
 
-_PORT_READERS = {"ibstat": _ports_ibstat, "ibstatus": _ports_ibstatus, "ibv_devinfo": _ports_devinfo}
+def _ports_rdma_link(block: dict) -> list[dict]:
+    out = []
+    for name, p in (block["value"].get("ports") or {}).items():
+        dev, _, num = name.partition("/")
+        out.append(_port(dev, num, block["where"], link_layer=p["link_layer"], netdev=p.get("netdev"),
+                         state=_coded("ib_state", p["state"]), phys_state=_coded("ib_phys_state", p.get("physical_state")),
+                         lid=p.get("lid"), sm_lid=p.get("sm_lid")))
+    return out
+
+
+_PORT_READERS = {"ibstat": _ports_ibstat, "ibstatus": _ports_ibstatus, "ibv_devinfo": _ports_devinfo,
+                 "rdma_link": _ports_rdma_link}
 
 
 def _first_blocks(blocks: list[dict]) -> dict[str, dict]:
@@ -131,7 +143,7 @@ def rdma_ports(blocks: list[dict]) -> tuple[list[dict], Where]:
     ports: dict[str, dict] = {}
     where = Where()
     first = _first_blocks(blocks)
-    for tool in ("ibstat", "ibv_devinfo", "ibstatus"):
+    for tool in ("ibstat", "ibv_devinfo", "ibstatus", "rdma_link"):
         block = first.get(tool)
         if block is not None:
             for rec in _PORT_READERS[tool](block):

@@ -1,6 +1,6 @@
 """log.rdma: what pasted RDMA tool output says about ports, GIDs, MTUs and NIC settings.
 
-Each port record comes from one block (ibstat, ibstatus, ibv_devinfo or a GID fragment), so
+Each port record comes from one block (ibstat, ibstatus, ibv_devinfo, rdma link or a GID fragment), so
 ports of two nodes pasted one after the other stay apart; peers are compared within the paste.
 """
 
@@ -55,6 +55,11 @@ def _from_ibstatus(block: dict) -> list[dict]:
                          rate_gbps=rate.get("gbps"), width=rate.get("width"), speed=rate.get("speed"),
                          link_layer=p.get("link_layer"), lid=p.get("base_lid"), sm_lid=p.get("sm_lid")))
     return out
+
+
+def _from_rdma_link(block: dict) -> list[dict]:
+    return [_port(block, name, state=_state(p["state"]), phys_state=p.get("physical_state"), link_layer=p["link_layer"],
+                  lid=p.get("lid"), sm_lid=p.get("sm_lid")) for name, p in (block["value"].get("ports") or {}).items()]
 
 
 def _from_devinfo(block: dict, value: dict) -> list[dict]:
@@ -113,6 +118,8 @@ def summarize(blocks: list[dict]) -> dict:
             ports += _from_ibstat(b)
         elif tool == "ibstatus" and value:
             ports += _from_ibstatus(b)
+        elif tool == "rdma_link" and value:
+            ports += _from_rdma_link(b)
         elif tool == "ibv_devinfo" and value:
             ports += _from_devinfo(b, value)
             gids += _gids_devinfo(b, value)

@@ -42,6 +42,9 @@ TOOLS: tuple[Tool, ...] = (
     _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
     _t("ibstatus", "ibstatus", r"^\s*Infiniband device\s+'[^']+'\s+port\s+\d+\s+status\s*:",
        r"^\s*(?:default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:|^\s*Infiniband device\s+'"),
+    # iproute2 `rdma link show`: `link DEV/PORT ... state S physical_state P` (to 5.4: `0/1: DEV/PORT: state ...`).
+    _t("rdma_link", "rdma_link", r"^\s*(?:link\s+|\d+/\d+:\s+)[\w.-]+/\d+:?\s+(?:subnet_prefix|state)\b",
+       r"^\s*(?:link\s+|\d+/\d+:\s+)[\w.-]+/\d+:?\s+(?:subnet_prefix|state)\b"),
     _t("ibv_devinfo", "ibv_devinfo", r"^\s*hca_id\s*:\s*\S+", r"^\s+\S|^\s*hca_id\s*:"),
     _t("gid_table", None, rf"{_GID_LINE}|^\s*phys_state\s*:\s*\w+\s*\(\d\)",
        rf"{_GID_LINE}|^\s*(?:{_DEVINFO_PORT})\s*:\s*\S"),
@@ -57,6 +60,9 @@ TOOLS: tuple[Tool, ...] = (
        r"^\s*(?:DCBX mode|Priority trust state|PFC configuration|dscp2prio mapping|Cable len|Receive buffer size"
        r"|Buffer size|Shared buffer|tc|priority|prio|enabled|buffer|default|trust|tsa|ratelimit|mtu|ETS)\b"),
     _t("lspci", "lspci_vvv", _PCI_DEV, rf"{_PCI_DEV}|^\s+\S"),
+    # lspci -tv: the tree of pciutils ls-tree.c, from its first root bus `-[DDDD:BB]-` or `-+-[DDDD:BB]-`.
+    _t("lspci_tree", "lspci_tree", r"^\s*-(?:\+-)?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-",
+       r"^\s*[|+\\ ]*(?:[+\\]-|--)(?:\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-|[0-9a-fA-F]{2}\.[0-7])"),
     _t("pcie_fragment", None, r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta|LnkCap|LnkCtl)\s*:",
        r"^\s*(?:ACSCtl|ACSCap|ACSSta|LnkSta2?|LnkCap2?|LnkCtl2?)\s*:"),
     _t("nvidia_smi_topo", "nvidia_smi_topo", r"^\s*GPU0\b.*\bCPU Affinity\b",

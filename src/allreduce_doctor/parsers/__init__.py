@@ -27,6 +27,8 @@ PARSER_MODULES = (
     "mlnx_qos",
     "dcb",
     "lspci",
+    "lspci_tree",
+    "rdma_link",
     "nvidia_smi",
     "kernel",
     "mad",

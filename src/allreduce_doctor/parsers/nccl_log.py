@@ -32,7 +32,9 @@ NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
 PATTERN_RE = re.compile(r"Pattern \d+, crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)")
 NETBW_RE = re.compile(r"NET\[([\d.]+)\] - NET/(\d+)")
 QPDBG_RE = re.compile(r"NET/IB ?: ?Dev \d+ Port \d+ qpn \d+ mtu (\d+)(?:.*?GID (\d+))?")
-TRACE_RE = re.compile(r"^([\w./-]+\.(?:cc|c|h|cu|cpp)):\d+ -> (\d+)")
+# NCCLCHECK's error trace, `FILE:LINE -> RESULT` (include/checks.h, 2.4-2.29); 2.30 adds the function
+# (`FILE:LINE (FUNC) -> RESULT (strerror)`, INFO_LOC in include/debug.h).
+TRACE_RE = re.compile(r"^([\w./-]+\.(?:cc|c|h|cu|cpp)):\d+ (?:\([\w:~]+\) )?-> (\d+)")
 IFACE_RE = re.compile(r"(?:\[\d+\])?([\w.@:-]+?):([0-9a-fA-F.:%\w-]*)<\d+>")
 HCA_RE = re.compile(r"\[\d+\]([\w.-]+):(\d+)/(\w+)")
 # A connection line quoted without its NCCL prefix: `9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`.
