@@ -74,6 +74,7 @@ def test_crlf_and_latin1(tmp_path):
     assert f["log.env"]["vars"] == {"NCCL_IB_HCA": "mlx5_0"}
 
 
+@pytest.mark.slow  # a 10 MB input
 def test_a_10_mb_single_line_is_cut(tmp_path):
     path = tmp_path / "big.txt"
     with path.open("wb") as out:

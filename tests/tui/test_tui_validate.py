@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from allreduce_doctor.tui.app import DoctorApp
 from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
 from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
@@ -16,6 +18,8 @@ from allreduce_doctor.validate.record import load_record
 from tests.tui.helpers import run, screen_text, static_text, until
 from tests.validate.harness import prepared
 from tests.validate.scenarios import NODES, SCENARIOS
+
+pytestmark = pytest.mark.slow  # real-time runs: each waits on validate's counter intervals (6-9 s a test)
 
 
 def job(name, tmp_path, monkeypatch, **fake):

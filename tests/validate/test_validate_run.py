@@ -15,6 +15,8 @@ from tests.validate import fakes
 from tests.validate.harness import cause, run_scenario
 from tests.validate.scenarios import DROPPED, NODES, SCENARIOS
 
+pytestmark = pytest.mark.slow  # real-time runs: each waits on validate's counter intervals (6-9 s a test)
+
 
 def replayed(capsys, *argv):
     main(list(argv))

@@ -6,7 +6,11 @@ absolute 1M xmit_wait ticks/s) flagged every node of each."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.validate.harness import cause, run_scenario
+
+pytestmark = pytest.mark.slow  # real-time runs: each waits on validate's counter intervals (6-9 s a test)
 
 
 def step(data, node):
