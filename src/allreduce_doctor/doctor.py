@@ -14,7 +14,7 @@ by validation (a cache miss, `runbook validate`, a user's own runbook files).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,7 +103,11 @@ def _shipped() -> Doctor:
         knowledge_cache.write(key, {"doctor": doctor, "causes": causes.load_catalogue()})
         return doctor
     causes.use_shipped(cause_catalogue)
-    _loaded.setdefault("catalogue", doctor.catalogue)
+    known = _loaded.setdefault("catalogue", doctor.catalogue)
+    if known is not doctor.catalogue and known.digest == doctor.catalogue.digest:
+        # the catalogue was loaded on its own first (a probe command): one copy per process, and a
+        # user's runbooks (from_runbook_files) check against the very catalogue the Doctor holds
+        doctor = replace(doctor, catalogue=known)
     return doctor
 
 

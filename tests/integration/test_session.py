@@ -4,7 +4,11 @@ re-answering a question, and the Diagnosis fields the Session fills (bundle, evi
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,8 @@ from allreduce_doctor.resources import runbook_files
 from allreduce_doctor.runbook.diagnosis import Diagnosis
 from allreduce_doctor.session import Options, Session, parse_answers
 from tests.fleet.conftest import bundle, lay_out
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class NoMoreProbing:
@@ -52,6 +58,20 @@ def test_a_users_runbook_file_is_a_doctor_of_its_own(tmp_path):
     own = Doctor.from_runbook_files([mine])
     assert own.catalogue is Doctor.load().catalogue
     assert own.runbook_hash == files_hash([mine]) != Doctor.load().runbook_hash
+
+
+def test_one_catalogue_per_process_whichever_loads_first(tmp_path):
+    """A probe command loads the catalogue on its own before the Doctor (from the knowledge cache):
+    the process still holds one, and a user's runbooks check against the Doctor's own. Found as an
+    order-dependent failure of the test above under pytest-xdist."""
+    code = ("from allreduce_doctor.doctor import Doctor, load_catalogue\n"
+            "from allreduce_doctor.resources import runbook_files\n"
+            "first = load_catalogue()\n"
+            "print(Doctor.load().catalogue is first, Doctor.from_runbook_files(runbook_files()[:1]).catalogue is first)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_CACHE_HOME": str(tmp_path)}
+    for _ in range(2):  # the first run writes the knowledge cache, the second reads it
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        assert out.stdout == "True True\n", out.stderr
 
 
 def test_reanswer_walks_again_without_probing_the_node():

@@ -11,7 +11,7 @@ are not findings: missing evidence proves nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import RunbookError
 from ..observations import OK, Observation
@@ -28,6 +28,23 @@ class _Decision:
     reason: str = ""  # why the outcome is unknown
 
 
+class _SafeOnce:
+    """json_safe of each fact value once per walk: many steps read the same facts (a node's ports, its
+    counters), and the copy is the walk's largest cost. The values are not changed during a walk, and
+    the copies are only read (a step and its evidence rows already share one)."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[Any, Any]] = {}  # id -> (the value, kept alive; its copy)
+
+    def __call__(self, value: Any) -> Any:
+        if not isinstance(value, (dict, list, tuple, set, frozenset)):
+            return json_safe(value)
+        hit = self._done.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = self._done[id(value)] = (value, json_safe(value))
+        return hit[1]
+
+
 def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = None,
          also_sweep: list[str] | None = None) -> Diagnosis:
     """Walk from the root's entry to a leaf, then sweep for secondary findings.
@@ -36,6 +53,7 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     so a fault found in the trunk still reports, say, ECN off as a secondary finding).
     """
     answers = answers or {}
+    safe = _SafeOnce()
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
@@ -45,25 +63,26 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
             entered.append(node.runbook)
         if isinstance(node, (CauseLeaf, HealthyLeaf)):
             break
-        decision = decide(node, facts, answers)
+        decision = decide(node, facts, answers, safe)
         decisions.append(decision)
         key = node.outcomes[decision.step.outcome].target
     else:  # build_set() rejects cycles; a hand-built set might not
         raise RunbookError(f"the walk did not reach a leaf from '{rs.entry}'")
     on_path = {d.step.node for d in decisions}
     swept = entered + [r for r in (also_sweep or []) if r in rs.runbooks and r not in entered]
-    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None)
+    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None, safe)
     return _diagnosis(rs, node, decisions, secondary, entered)
 
 
-def decide(node: Check | Question, facts: FactSource, answers: dict[str, str]) -> _Decision:
+def decide(node: Check | Question, facts: FactSource, answers: dict[str, str],
+           safe: Callable[[Any], Any] = json_safe) -> _Decision:
     """Evaluate one check or question: its outcome, deciding value and evidence."""
     if isinstance(node, Question):
         return _answer(node, answers)
     ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
     outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
     obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
-    used = {ref: json_safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
+    used = {ref: safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
     value: Any = json_safe(ev.witnesses) if ev.witnesses else used
     step = Step(node.key, "check", node.title, outcome, node.outcomes[outcome].means, value,
                 [_fact_row(ref, obs) for ref, obs in obs_of.items()])
@@ -110,7 +129,8 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
     return "the observed values could not decide it (a value it needs is null or absent)"
 
 
-def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[str], primary: str | None) -> list[tuple[_Decision, CauseLeaf]]:
+def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[str], primary: str | None,
+          safe: Callable[[Any], Any] = json_safe) -> list[tuple[_Decision, CauseLeaf]]:
     """Secondary findings: other checks of the entered runbooks that land on a cause leaf."""
     found: list[tuple[_Decision, CauseLeaf]] = []
     seen = {primary} if primary else set()
@@ -121,7 +141,7 @@ def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[st
             leads = {label: rs.node(o.target) for label, o in node.outcomes.items() if label in ("yes", "no")}
             if not any(isinstance(t, CauseLeaf) and t.cause not in seen for t in leads.values()):
                 continue
-            decision = decide(node, facts, {})
+            decision = decide(node, facts, {}, safe)
             leaf = leads.get(decision.step.outcome)
             if isinstance(leaf, CauseLeaf) and leaf.cause not in seen:
                 seen.add(leaf.cause)
