@@ -11,7 +11,7 @@ line of each block.
 
 A line is an NCCL line when its `NCCL ` begins an NCCL message (a level word follows). Prose that
 only names NCCL (`ncclSystemError: ... check NCCL warnings`, `RuntimeError: NCCL error in: ...`)
-is text for the line path: `rare()` gives such a mention as b"", so a block holding one is never
+is text for the line path: `rare()` gives such a mention as PROSE, so a block holding one is never
 taken for a block of NCCL lines, and the line path reads that line.
 """
 
@@ -32,9 +32,11 @@ from allreduce_doctor.evidence.reader import decode
 # graph/topo.cc "Setting affinity for GPU %d to %s"): skipped too, a third of the keys of a large log.
 _CHATTER = (rb"Channel \d|Ring \d|Trees |comm 0x|ncclCommInitRank |Connected all |P2P Chunksize |threadThresholds |"
             rb"Setting affinity for GPU ")
-# The levels debug.cc prints after `NCCL ` (and the version line); the chatter test stands before
+# The levels debug.cc prints after `NCCL ` (ncclDebugLog: `NCCL INFO `, `FILE:LINE NCCL WARN `, v2.21.5-1)
+# and the version line; the chatter test stands before
 # the alternatives, which costs a tenth less than a test inside them. Group 1: the message, or b""
 # where `NCCL ` begins none (prose).
+PROSE = b""  # rare()'s item for an `NCCL ` that begins no NCCL message
 _RARE_RE = re.compile(rb"NCCL (?!INFO:? (?:" + _CHATTER + rb"))((?:INFO:? |WARN|ABORT|ERROR|TRACE|version)[^\n]*|)")
 # A key that may be a failure is read at every occurrence: the line path counts each one, with its
 # host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;
@@ -49,15 +51,16 @@ _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
 
 
 def rare(buf: bytearray | bytes, start: int = 0, end: int | None = None) -> list[bytes]:
-    """Each NCCL message worth reading in buf[start:end], after its `NCCL ` (b"" for prose)."""
+    """Each NCCL message worth reading in buf[start:end], after its `NCCL ` (PROSE for prose)."""
     return _RARE_RE.findall(buf, start, len(buf) if end is None else end)
 
 
 def all_nccl(buf: bytearray, start: int, end: int, lines: int, found: list[bytes], keys: set[bytes]) -> bool:
     """Whether each of the `lines` lines is one NCCL line: one `NCCL ` each, none prose (`found` is
-    rare() of the block, `keys` its set). A message that quotes `NCCL ` (`NCCL INFO NCCL version
-    2.18.1`, rank 0 of every communicator) is one line."""
-    if b"" in keys:
+    rare() of the block, `keys` its set). A message that quotes `NCCL ` is one line: init.cc
+    showVersion prints INFO("%s", "NCCL version ...") (v2.12.12-1, v2.21.5-1: rank 0 of every
+    communicator; v2.30.4-1: once a process)."""
+    if PROSE in keys:
         return False
     quoted = sum(found.count(key) * key.count(b"NCCL ") for key in keys if b"NCCL " in key)
     return buf.count(b"NCCL ", start, end) - quoted == lines
@@ -122,7 +125,7 @@ class BulkReader:
         nccl.where.add_range(name, base + 1, base + lines)
         # A message already read (from any rank) adds nothing, unless it may be a failure: most
         # blocks have no key that is new and none that is a failure.
-        keys = (set(rare(buf, start, end)) if keys is None else keys) - {b""}
+        keys = (set(rare(buf, start, end)) if keys is None else keys) - {PROSE}
         new = keys - seen - self._alert_keys
         for key in [k for k in new if _may_fail(k)]:
             new.discard(key)

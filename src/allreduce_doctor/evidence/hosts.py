@@ -71,7 +71,7 @@ class HostParts:
                 # the first reading's rule (segmenter.Scanner._block): a large block of mostly NCCL lines in bulk,
                 # unless prose names NCCL in it (bulk.py): then line by line, in order
                 if len(lines) >= BULK_MIN and (len(lines) - sum(nccl)) * 10 <= len(lines) \
-                        and b"\x00" not in buf[start:end] and b"" not in bulk.rare(buf, start, end):
+                        and b"\x00" not in buf[start:end] and bulk.PROSE not in bulk.rare(buf, start, end):
                     self._in_bulk(lines, owners, nccl, base)
                     continue
                 for n, (raw, part) in enumerate(zip(lines, owners), base + 1):

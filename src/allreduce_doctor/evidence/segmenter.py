@@ -174,7 +174,7 @@ class Scanner:
                 return
             lines = buf[start:end].split(b"\n")
             has = list(map(operator.contains, itertools.islice(lines, n), itertools.repeat(b"NCCL ")))  # C speed
-            prose = bulk.prose_starts(buf, start, end) if b"" in keys else []
+            prose = bulk.prose_starts(buf, start, end) if bulk.PROSE in keys else []
             for i in bulk.line_index(buf, start, prose):  # prose that names NCCL: read line by line
                 has[i] = False
             if has.count(False) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
