@@ -64,6 +64,10 @@ def test_export_reads_stdin(capsys, monkeypatch):
      f"not a diagnosis (remediation[0] is a number, expected an object); {EXPECTED}"),
     ({"verdict": "healthy", "path": [{"node": ["x"]}], "evidence": [], "context": {}},
      f"not a diagnosis (path[0].node is a list, expected a string); {EXPECTED}"),
+    ({"verdict": "healthy", "path": [{"node": "x", "facts": True}], "evidence": [], "context": {}},
+     f"not a diagnosis (path[0].facts is true/false, expected a list); {EXPECTED}"),  # found by the property below
+    ({"verdict": "healthy", "path": [], "evidence": [], "context": {}, "findings": [{"supporting": [7]}]},
+     f"not a diagnosis (findings[0].supporting[0] is a number, expected a string); {EXPECTED}"),
     ({"verdict": "fault", "path": [], "evidence": [], "context": {}, "root_cause": None},
      f'not a diagnosis (verdict is "fault" but root_cause has no "id"); {EXPECTED}'),
     ({"verdict": "healthy", "path": [], "evidence": [], "context": {}, "fleet": {"nodes_checked": -1}},

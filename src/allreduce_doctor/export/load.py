@@ -28,6 +28,8 @@ TEXT_FIELDS = {
     "context": ("host", "kernel", "source", "fabric", "tool_version", "probe_catalogue", "runbook_hash", "bundle"),
 }
 RECORD_LISTS = ("path", "evidence", "findings", "remediation", "inconclusive", "unanswered")
+# Lists inside a record that the renderers iterate: each record's list and what its items are.
+NESTED_LISTS = {"path": {"facts": dict}, "findings": {"supporting": str, "contradicting": str}}
 TEXT_LISTS = ("verification", "runbooks")
 
 
@@ -110,6 +112,7 @@ def check_diagnosis(data, label: str = "diagnosis") -> dict:
             if not isinstance(item, want):
                 raise bad(f"{key}[{i}] is {_kind(item)}, expected {_kind(want())}")
             _check_text(item, key, f"{key}[{i}]", bad)
+            _check_nested(item, key, f"{key}[{i}]", bad)
     for key in ("root_cause", "healthy"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise bad(f'"{key}" is {_kind(data[key])}, expected an object or null')
@@ -134,6 +137,20 @@ def _check_text(record, kind: str, where: str, bad) -> None:
         value = record.get(name)
         if value is not None and not isinstance(value, str):
             raise bad(f"{where}.{name} is {_kind(value)}, expected a string")
+
+
+def _check_nested(record, kind: str, where: str, bad) -> None:
+    if not isinstance(record, dict):
+        return
+    for name, want in NESTED_LISTS.get(kind, {}).items():
+        items = record.get(name)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise bad(f"{where}.{name} is {_kind(items)}, expected a list")
+        for i, item in enumerate(items):
+            if not isinstance(item, want):
+                raise bad(f"{where}.{name}[{i}] is {_kind(item)}, expected {_kind(want())}")
 
 
 def _check_version(data: dict, label: str) -> None:
