@@ -117,3 +117,26 @@ def test_the_named_network_does_not_depend_on_which_hosts_copy_was_read(tmp_path
                     "node-1:11:12 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB enp41s0f1:<0>\n")
     fast, line = _read(path, bulk=True), _read(path, bulk=False)
     assert fast == line and line["network"] == "Libfabric"
+
+
+def test_a_bootstrap_error_trace_is_counted_at_every_occurrence(tmp_path):
+    """Found by the property above: nccl.py counts `bootstrap.cc:N -> R` (R != 0) as a failure though it
+    holds no hint word, and the fast path read it once, as a message many ranks print."""
+    path = tmp_path / "mix.log"
+    path.write_text("71d46aa8dab5:5241:5262 [2] NCCL INFO bootstrap.cc:100 -> 2\n" * 2)
+    fast, line = _read(path, bulk=True), _read(path, bulk=False)
+    assert line["errors"]["bootstrap_failed"]["count"] == 2
+    assert fast == line
+
+
+def test_the_alert_level_scan_reads_each_line_whose_message_is_a_warning(tmp_path):
+    """With many failure keys (find_keys_max=0) WARN keys are found by a scan of the alert levels, each
+    line once, and a WARN quoted inside an INFO message is read as that INFO line (as the line path does)."""
+    warn = "NCCL WARN NET/IB : Got completion from peer 10.0.0.{n}<4000{n}> with error 12, opcode 0, len 0, vendor err 129"
+    lines = [f"node-{n}:1:2 [0] " + warn.format(n=n) for n in range(12)]
+    lines.append("node-1:1:2 [0] NCCL INFO quoted: " + warn.format(n=3))  # holds an alert key, but is not one
+    path = tmp_path / "mix.log"
+    path.write_text("\n".join(lines + lines[:5]) + "\n")
+    fast, line = _read(path, bulk=True, find_keys_max=0), _read(path, bulk=False)
+    assert line["errors"]["retry_exceeded"]["count"] == 17
+    assert fast == line

@@ -43,11 +43,28 @@ _RARE_RE = re.compile(rb"NCCL (?!INFO:? (?:" + _CHATTER + rb"))((?:INFO:? |WARN|
 # as plain substrings they cost a few `in` tests per new key, not a case-blind regex scan.
 _FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
 _ALERT_LEVELS = (b"warn", b"abort", b"error")
+_LEVEL_WORDS = (b"WARN", b"ABORT", b"ERROR")  # as _RARE_RE reads them: a key that starts so is all of that level
+_LEVEL_RE = re.compile(rb"NCCL ((?:WARN|ABORT|ERROR)[^\n]*)")
 FIND_KEYS_MAX = 8  # failure keys in a block looked for one by one; past it, one scan finds them all
 VIA_WINDOW = 64 << 10  # bytes of each bulk block scanned for transports not seen before
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
 _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+
+
+def _level_starts(buf: bytearray, start: int, end: int, keys: set[bytes]) -> list[int]:
+    """The start of each line in buf[start:end] whose rare() message is one of `keys` (all of an alert
+    level): a scan that stops only at those levels, not at every message."""
+    out = []
+    for m in _LEVEL_RE.finditer(buf, start, end):
+        if m.group(1) not in keys:
+            continue
+        bol = buf.rfind(b"\n", start, m.start()) + 1 or start
+        if buf.rfind(b"NCCL ", bol, m.start()) >= 0 and not any(  # an earlier message of the line may hold it
+                r.start() == m.start() for r in _RARE_RE.finditer(buf, bol, m.start() + 5)):
+            continue
+        out.append(bol)
+    return out
 
 
 def rare(buf: bytearray | bytes, start: int = 0, end: int | None = None) -> list[bytes]:
@@ -102,7 +119,9 @@ def _line_numbers(buf: bytearray, start: int, end: int, base: int, lines: int, b
 
 def _may_fail(key: bytes) -> bool:
     low = key.lower()
-    return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS)
+    # nccl.py also counts a bootstrap.cc error trace (`bootstrap.cc:100 -> 2`) as a failure: no hint word in it
+    return low.startswith(_ALERT_LEVELS) or any(word in low for word in _FAIL_HINTS) or \
+        (b"bootstrap.cc:" in low and b" -> " in low)
 
 
 class BulkReader:
@@ -149,25 +168,35 @@ class BulkReader:
     def _starts(buf: bytearray, start: int, end: int, new: set, alerts: set) -> list[int]:
         """The line starts to read: the first line of each new key, every line of each failure key.
         A few failure keys are found one by one; many (every rank's own completion error names its
-        peer) in the one scan that also finds the new keys, not a scan of the block each."""
+        peer) in one scan: of the alert levels for WARN, ABORT and ERROR keys, of every message for
+        INFO ones."""
         starts = []
-        few = len(alerts) <= FIND_KEYS_MAX
-        wanted = set(new) if few else new | alerts
-        for m in _RARE_RE.finditer(buf, start, end) if wanted else ():
+        wanted = set(new)
+        for m in _RARE_RE.finditer(buf, start, end) if wanted else ():  # stops at the last new key
             key = m.group(1)
             if key in wanted:
-                if key in new:
-                    wanted.discard(key)
+                wanted.discard(key)
                 starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
                 if not wanted:
                     break
-        for key in alerts if few else ():  # every line whose message it is
+        if len(alerts) <= FIND_KEYS_MAX:
+            few, infos = alerts, set()
+        else:
+            levels = {key for key in alerts if key.startswith(_LEVEL_WORDS)}
+            infos = alerts - levels
+            few = infos if len(infos) <= FIND_KEYS_MAX else set()
+            infos -= few
+            starts += _level_starts(buf, start, end, levels)
+        for key in few:  # every line whose message it is
             key = b"NCCL " + key
             at = buf.find(key, start, end)
             while at >= 0:
                 if buf.startswith(b"\n", at + len(key)):
                     starts.append(buf.rfind(b"\n", start, at) + 1 or start)
                 at = buf.find(key, at + len(key), end)
+        for m in _RARE_RE.finditer(buf, start, end) if infos else ():
+            if m.group(1) in infos:
+                starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
         return starts
 
     def _transports(self, buf: bytearray, pos: int, end: int) -> None:

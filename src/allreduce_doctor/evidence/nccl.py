@@ -329,9 +329,10 @@ class NcclLog:
         entry["count"] += 1
         if host and host not in entry["hosts"] and len(entry["hosts"]) < 8:
             entry["hosts"].append(host)
-        info = nccl_errors.details(msg)
-        if info and len(entry["details"]) < 8 and info not in entry["details"]:
-            entry["details"].append(info)
+        if len(entry["details"]) < 8:  # read only while there is room: a failed job repeats them thousands of times
+            info = nccl_errors.details(msg)
+            if info and info not in entry["details"]:
+                entry["details"].append(info)
 
     # -- summaries --------------------------------------------------------------------
     def host_networks(self) -> dict[str, tuple[str, bool]]:
