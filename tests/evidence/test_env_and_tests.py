@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from allreduce_doctor.evidence.reader import EvidenceError
 from allreduce_doctor.evidence.tests_table import parse_row
 from tests.evidence.helpers import REAL, facts, fixture_body
 
@@ -90,3 +91,37 @@ def test_a_run_that_never_printed_results(tmp_path):
             + "".join(f"#   Rank  {r} Pid  15833 on box device  {r} [0x0{r}] GeForce GTX 1080 Ti\n" for r in range(4)))
     main = facts(tmp_path, text)["log.tests"]["main"]
     assert (main["ranks"], main["nodes"], main["rows"], main["completed"]) == (4, 1, 0, False)
+
+
+# NCCL 1.x's own tests, in the shapes NVIDIA/nccl v1.3.4-1 test/single/all_reduce_test.cu prints them.
+V1_HEADER = ("# Using devices\n"
+             + "".join(f"#   Rank {r:2d} uses device {r:2d} [0x{5 + r:02x}] Tesla M40 24GB\n" for r in range(8))
+             + "\n# " + " " * 10 + "  " + " " * 12 + "  " + " " * 6 + "  " + " " * 6
+             + "        out-of-place                    in-place\n"
+             + "# %10s  %12s  %6s  %6s  %7s  %5s  %5s  %7s  %7s  %5s  %5s  %7s\n"
+             % ("bytes", "N", "type", "op", "time", "algbw", "busbw", "res", "time", "algbw", "busbw", "res"))
+V1_ROWS = ("%12i  %12i  %6s  %6s  %7.3f  %5.2f  %5.2f  %7.0le  %7.3f  %5.2f  %5.2f  %7.0le\n"
+           % (33554432, 33554432, "char", "sum", 5.391, 6.22, 10.89, 0.0, 5.362, 6.26, 10.95, 0.0)
+           + "\n Out of bounds values : 0 OK\n Avg bus bandwidth    : 10.92 \n\n")
+
+
+def test_an_nccl_1x_test_run(tmp_path):
+    main = facts(tmp_path, V1_HEADER + V1_ROWS)["log.tests"]["main"]
+    assert (main["ranks"], main["nodes"], main["hosts"], main["gpu_models"]) == (8, 1, [], ["Tesla M40 24GB"])
+    assert (main["rows"], main["peak_busbw_large"], main["avg_busbw"], main["out_of_bounds"], main["completed"]) == \
+        (1, 10.95, 10.92, 0, True)
+
+
+def test_an_nccl_1x_header_pasted_without_its_marks_is_a_one_node_run_that_stalled(tmp_path):
+    """A page rendered from markdown drops the `#` (or a mail quote replaces it): the words are the tests' own."""
+    pasted = "\n".join("> " + line.lstrip("#").strip() if line.strip() else ">" for line in V1_HEADER.splitlines())
+    got = facts(tmp_path, "When i use nccl test on 8 GPUs it stalls.\n\n" + pasted + "\n")
+    main = got["log.tests"]["main"]
+    assert (main["ranks"], main["nodes"], main["rows"], main["completed"]) == (8, 1, 0, False)
+    assert got["log.job"]["scope"] == "intra" and got["log.job"]["p2p_hang"] is True
+
+
+@pytest.mark.parametrize("line", ["Using devices for the job", "Rank 3 uses the GPU", "Avg bus bandwidth is low"])
+def test_prose_with_the_tests_words_is_not_their_header(tmp_path, line):
+    with pytest.raises(EvidenceError, match="no NCCL, RDMA or CUDA signal in this text"):
+        facts(tmp_path, line + "\n")

@@ -16,8 +16,10 @@ from allreduce_doctor.parsers.nccl_tests import (
     PLACE_RE,
     PREFIX_RE,
     RANK_RE,
+    RANK_V1_RE,
     START_RE,
     UNITS_RE,
+    UNMARKED_RE,
     parse_row,
 )
 
@@ -34,9 +36,10 @@ class Run:
         self.avg_busbw: float | None = None
         self.oob: int | None = None
         self.failures: list[str] = []
+        self.one_process = False  # NCCL 1.x's tests: every GPU in one process, so on one host
 
     def summary(self) -> dict:
-        hosts = sorted({r["host"] for r in self.ranks.values()})
+        hosts = sorted({r["host"] for r in self.ranks.values() if r["host"]})
         sizes = [r["size"] for r in self.rows]
         large = [r for r in self.rows if r["size"] >= LARGE] or \
             ([r for r in self.rows if r["size"] >= max(sizes) // 2] if sizes and max(sizes) >= 1 << 20 else [])
@@ -51,7 +54,7 @@ class Run:
             "source": self.where, "threads": self.header.get("threads"), "gpus_per_thread": self.header.get("gpus"),
             "min_bytes": self.header.get("min_bytes"), "max_bytes": self.header.get("max_bytes"),
             "ranks": len(self.ranks) or None, "hosts": hosts[:64],
-            "ranks_per_host": max(per_host.values(), default=None), "nodes": len(hosts) or None,
+            "ranks_per_host": max(per_host.values(), default=None), "nodes": len(hosts) or (1 if self.one_process else None),
             "gpu_models": gpus[:8], "rows": len(self.rows), "sizes": [sizes[0], sizes[-1]] if sizes else [],
             "peak_busbw_large": peak, "largest_size": max(sizes) if sizes else None,
             "avg_busbw": self.avg_busbw, "wrong": wrong, "out_of_bounds": self.oob,
@@ -80,6 +83,8 @@ class TestsLog:
             return False
         if line.startswith("#"):
             return self._comment(line, where)
+        if UNMARKED_RE.match(line):
+            return self._comment("# " + line.lstrip(), where)
         row = parse_row(line)
         if row is not None:
             run = self._run(where)
@@ -108,6 +113,11 @@ class TestsLog:
             run = self._run(where)
             if len(run.ranks) < 100_000:
                 run.ranks[int(m.group(1))] = {"host": m.group(2), "device": int(m.group(3)), "gpu": m.group(5) or None}
+        elif (m := RANK_V1_RE.match(line)) is not None:
+            run = self._run(where)
+            run.one_process = True
+            if len(run.ranks) < 100_000:
+                run.ranks[int(m.group(1))] = {"host": None, "device": int(m.group(2)), "gpu": m.group(4) or None}
         elif (m := AVG_RE.match(line)) is not None:
             if not self.runs:
                 self._run(where)

@@ -11,13 +11,20 @@ import re
 PREFIX_RE = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d{1,6}:\s|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+)?")
 HEADER_RE = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
-COLUMNS_RE = re.compile(r"^#\s+size\s+count\s+type\b")
+# NCCL 1.x's own tests (NVIDIA/nccl v1.3.4-1 test/single/*_test.cu) ran every GPU in one process and printed
+# `#   Rank %2d uses device %2d [0x%02x] %s`, a `bytes N type op` column header, and their closing lines with no `#`.
+RANK_V1_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+uses device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
+COLUMNS_RE = re.compile(r"^#\s+(?:size\s+count\s+type|bytes\s+N\s+type)\b")
 UNITS_RE = re.compile(r"^#\s+\(B\)\s+\(elements\)")
 PLACE_RE = re.compile(r"^#\s+out-of-place\s+in-place")
-AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
-OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
+OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
 START_RE = re.compile(r"^#\s*(?:Collective test starting|Using devices|nccl-tests? version|Check|Errors with asterisks)",
                        re.IGNORECASE)
+# Header lines whose words are nccl-tests' own, pasted without their `#` (a page rendered from markdown drops it,
+# and NCCL 1.x printed its closing lines without one).
+UNMARKED_RE = re.compile(r"^\s*(?:Using devices\s*$|Rank\s+\d+\s+(?:uses device|Group\s+\d+\s+Pid|Pid)\s|bytes\s+N\s+type\s+op\b|"
+                         r"size\s+count\s+type\s|out-of-place\s+in-place\s*$|Out of bounds values\s*:|Avg bus bandwidth\s*:)")
 FAIL_RE = re.compile(r"(Test NCCL failure|Test CUDA failure|NCCL failure common|Test failure)\b")
 REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
 NUM_RE = re.compile(r"^-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$")
