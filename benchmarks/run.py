@@ -1,6 +1,6 @@
 """Benchmarks that cannot flatter: the whole CLI as a user runs it, beside its yardstick.
 
-    python benchmarks/run.py [--repeat N] [--evidence-mb MB] [--fleet 16,256,1024] [--skip evidence,fleet,tui]
+    python benchmarks/run.py [--repeat N] [--evidence-mb MB] [--fleet 16,256,1024,4096] [--skip evidence,fleet,tui]
 
 Every row runs the command and its yardstick alternately (A B A B ...), each in a fresh process,
 and prints medians with min-max of wall and CPU time (user + system of the process and its
@@ -164,7 +164,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="runs of each side per row (default 7)")
     ap.add_argument("--evidence-mb", type=int, default=315, help="size of the synthetic NCCL log (default 315)")
-    ap.add_argument("--fleet", default="16,256,1024", help="fleet sizes, comma-separated (default 16,256,1024)")
+    ap.add_argument("--fleet", default="16,256,1024,4096", help="fleet sizes, comma-separated (default 16,256,1024,4096)")
     ap.add_argument("--skip", default="", help="rows to leave out: startup, evidence, fleet, tui")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
