@@ -58,6 +58,9 @@ HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_tran
 # (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
 BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
                  "container_missing_libibverbs", "socket_fallback"}
+# Kernel lines the trunk judges when the paste shows the node's GPUs and PCI tree (runbooks/trunk.yaml:
+# an AER only on a device NCCL's traffic crosses, a peermem error only beside NVIDIA GPUs).
+KERNEL_CHECKS = {"pcie_aer_uncorrected": "trunk.pcie_aer", "peermem_error": "trunk.peermem_errors"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
 
@@ -74,7 +77,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     decided = diag.root_cause["id"] if diag.root_cause else None
     explained: set[str] = set()  # the causes that can explain a failure the job stopped on
     blocking = False
-    errors = (nccl or {}).get("errors", {})
+    errors = dict((nccl or {}).get("errors", {}))
+    judged = {step.node for step in diag.path if step.outcome in ("yes", "no")}
+    for kind, entry in ((job or {}).get("kernel_signals") or {}).items():
+        if KERNEL_CHECKS.get(kind) not in judged:  # the walk judged it from the node's facts: its word stands
+            errors.setdefault(kind, entry)  # a dmesg block's lines the signature table names (host.py _signal)
     if symptom is None and HANG_FRAMES & set(errors):
         symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
     one_host = (job or {}).get("scope") == "intra"
@@ -149,7 +156,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         # from text that shows no node.
         if not diag.healthy or diag.healthy.get("id") == "no_fault_found":
             diag.verdict, diag.root_cause, diag.healthy = INCONCLUSIVE, None, None
-            for kind, entry in (nccl or {}).get("errors", {}).items():
+            for kind, entry in errors.items():
                 if entry.get("blocking") and kind in signatures.by_kind():
                     diag.inconclusive.append({"node": "evidence", "reason": (
                         f"{entry.get('source')}: {signatures.by_kind()[kind].says}; no cause of the catalogue covers it")})

@@ -124,6 +124,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
         "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
         "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,
+        "kernel_signals": host_v.get("kernel_signals") or {},
     }
 
 

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from allreduce_doctor.errors import ParseError
+from allreduce_doctor.evidence import signatures
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.kernel import link_flaps
 from allreduce_doctor.probes.derive_job import TOPO_RANK
@@ -152,6 +153,7 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
     events: Counter = Counter()
     rows: list[dict] = []
     first: dict[str, str] = {}
+    signals: dict[str, dict] = {}
     for b in blocks:
         if b["tool"] != "kernel_log" or not b["value"]:
             continue
@@ -160,8 +162,20 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
             if row["kind"] != "other":
                 events[row["kind"]] += 1
                 first.setdefault(row["kind"], b["where"])
+            _signal(signals, row["text"], b["where"])
     # the same rule as the node's kernel.events (parsers/kernel.py): one rule for a flap
-    return cmdline, {"events": dict(events), "first": first, "flaps": link_flaps(rows)}
+    return cmdline, {"events": dict(events), "first": first, "flaps": link_flaps(rows), "signals": signals}
+
+
+def _signal(signals: dict[str, dict], text: str, where: str) -> None:
+    """A kernel line the signature table names (a peermem error, an uncorrectable AER, a NIC's fatal
+    health event), in the shape of log.nccl.errors: a lone dmesg paste has no other reading that the
+    differential ranks (the trunk's checks of these want the node's GPUs and PCI tree)."""
+    sig = signatures.match(text)
+    if sig is None:
+        return
+    entry = signals.setdefault(sig.kind, {"count": 0, "blocking": sig.blocking, "first": text[:300], "source": where})
+    entry["count"] += 1
 
 
 def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
@@ -201,5 +215,6 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
             "pcie_bandwidth_limited")})
     return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
+            "kernel_signals": kernel["signals"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
             "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}
