@@ -100,3 +100,86 @@ def test_a_lone_mlx5_health_event_says_what_it_means_and_what_to_paste(tmp_path)
                           "fatal sensor, a command timed out): the driver resets or unloads the device, and its RDMA "
                           "ports stop carrying traffic; no cause of the catalogue covers it")
     assert reasons[1].startswith("nothing in this text points at a cause; paste")
+
+
+# -- an HTTP client's connection error is no NCCL peer -----------------------------------------------
+HTTP_ERRORS = [
+    # urllib3 / requests (a vLLM or Ray client, a model download), Python's own exceptions
+    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): Max retries exceeded with "
+    "url: /v1/models (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f3a2c1d0>: "
+    "Failed to establish a new connection: [Errno 111] Connection refused'))",
+    "ConnectionRefusedError: [Errno 111] Connection refused",
+    "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>",
+    "requests.exceptions.ConnectTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+    "with url: /api/models (Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x7f>, "
+    "'Connection to huggingface.co timed out. (connect timeout=10)'))",
+    "TimeoutError: [Errno 110] Connection timed out",
+]
+
+
+@pytest.mark.parametrize("line", HTTP_ERRORS)
+def test_an_http_clients_connection_error_is_no_nccl_connect_failure(line):
+    sig = signatures.match(line)
+    assert sig is None or sig.kind not in ("connect_refused", "connect_timeout"), sig.kind
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Connection refused", "connect_refused"),
+    ("NCCL INFO Call to connect returned Connection refused, retrying", "connect_refused"),
+    ("misc/socket.cc:578 NCCL WARN socketStartConnect: connect to 10.0.0.2<45763> returned Connection refused, "
+     "exceeded error retry count after 35 attempts", "connect_refused"),
+    ("misc/socket.cc:538 NCCL WARN Net : Call to recv from 10.0.0.2<45678> failed : Connection timed out", "connect_timeout"),
+])
+def test_nccls_own_connect_failures_keep_their_kind(line, kind):
+    assert signatures.match(line).kind == kind
+
+
+def test_c10d_rendezvous_socket_errors_are_connect_failures():
+    # PyTorch torch/csrc/distributed/c10d/socket.cpp (the TCPStore client): errno and strerror (1.13, 2.x)
+    line = ("[W1218 20:27:21.426415540 socket.cpp:752] [c10d] The client socket has failed to connect to "
+            "[node-1]:29500 (errno: 111 - Connection refused).")
+    assert signatures.match(line).kind == "connect_refused"
+    assert signatures.match(line.replace("111 - Connection refused", "110 - Connection timed out")).kind == "connect_timeout"
+
+
+# -- a bare watchdog timeout: no cause above low, and the paste that tells them apart ----------------
+WATCHDOG = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [PG 0 Rank 0] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=131072000, NumelOut=131072000, "
+            "Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n")
+
+
+def test_a_bare_watchdog_timeout_names_no_topology_cause_first_and_asks_for_every_ranks_lines(tmp_path):
+    rc, d, _ = _diagnose(tmp_path, WATCHDOG)
+    assert [(f["cause"], f["confidence"]) for f in d["findings"]] == [
+        ("fabric_unreachable", "low"), ("iommu_enabled", "low"), ("pcie_acs_enabled", "low")]
+    assert all(f["contradicting"] == [] for f in d["findings"])  # the timeout is no line a check reads against
+    assert d["findings"][0]["next_step"].startswith(
+        "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output of every rank")
+    assert "TORCH_NCCL_DESYNC_DEBUG=1" in d["findings"][0]["next_step"]
+
+
+def test_the_watchdog_beside_redirecting_acs_lines_ranks_acs_first(tmp_path):
+    acs = ("$ sudo lspci -vvv | grep ACSCtl\n"
+           "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n")
+    _, d, _ = _diagnose(tmp_path, WATCHDOG + acs)
+    assert [(f["cause"], f["confidence"]) for f in d["findings"]][0] == ("pcie_acs_enabled", "medium")
+
+
+# -- the sweep: a command line with iommu=pt alone names no ACS fault (runbooks/nccl_log.yaml hang_acs) --
+def test_iommu_passthrough_alone_names_no_acs_fault(tmp_path):
+    _, d, _ = _diagnose(tmp_path, "node1:1:2 [0] NCCL INFO Using network Socket\n$ cat /proc/cmdline\n"
+                                  "BOOT_IMAGE=/vmlinuz root=/dev/sda1 iommu=pt\n")
+    assert "pcie_acs_enabled" not in _ranked(d)
+
+
+# -- the lines a differential step cites against a cause are those its fact was read from -----------
+def test_a_step_against_a_cause_cites_its_own_outputs_not_every_host_output(tmp_path):
+    text = ("node1:1234:1300 [0] NCCL INFO NET/IB : No device found.\n"
+            "node1:1234:1300 [0] NCCL INFO Using network Socket\n"
+            "$ nvidia-smi topo -m\n\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\tPXB\t0-31\t0\n"
+            "GPU1\tNV12\t X \tPXB\t0-31\t0\nNIC0\tPXB\tPXB\t X \t\t\n\nLegend:\n  NIC0: mlx5_0\n"
+            "$ cat /proc/cmdline\nBOOT_IMAGE=/vmlinuz root=/dev/sda1 iommu=pt\n")
+    _, d, path = _diagnose(tmp_path, text, "--symptom", "slow")
+    hidden = next(f for f in d["findings"] if f["cause"] == "container_missing_ib_devices")
+    assert hidden["contradicting"][0] == f"{path}:1-2: NCCL could open the RDMA devices -> no"
+    assert d["findings"][0]["supporting"][0] == f"{path}:1-2: log.job.scope"

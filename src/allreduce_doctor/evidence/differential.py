@@ -24,7 +24,7 @@ import re
 
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
-from allreduce_doctor.runbook.model import CauseLeaf, RunbookSet
+from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
 from allreduce_doctor.status import INCONCLUSIVE
 
 MAX_CANDIDATES = 3
@@ -76,6 +76,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     steps: dict[str, str] = {}
     decided = diag.root_cause["id"] if diag.root_cause else None
     explained: set[str] = set()  # the causes that can explain a failure the job stopped on
+    shown: set[str] = set()  # the causes a line of the text points at (not only a frame, a timeout or a context)
     blocking = False
     errors = dict((nccl or {}).get("errors", {}))
     judged = {step.node for step in diag.path if step.outcome in ("yes", "no")}
@@ -96,6 +97,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         for i, cand in enumerate(cands):
             if cand.cause not in causes or causes[cand.cause].healthy:
                 continue
+            if kind not in CONTEXT:
+                shown.add(cand.cause)
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
@@ -104,13 +107,16 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
                               + _transport_unseen(nccl, job, symptom)):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
+            shown.add(cause)
             support.setdefault(cause, []).append(line)
             steps.setdefault(cause, step)
     favoured = SLOW if symptom == "slow" else HANG if symptom == "hang" else set()
     for cause in scores:
         if cause in favoured:
             scores[cause] *= 1.5
-    against = _contradicted(diag, rs)
+    # A frame or a timeout says where a rank waits: no check of NCCL's lines reads it against a cause.
+    context_lines = {str(e.get("source")) for k, e in errors.items() if k in CONTEXT}
+    against = _contradicted(diag, rs, job or {}, context_lines)
     # The log's GDR and socket steps say no when no line shows what NCCL chose: nothing to judge.
     if ((job or {}).get("gdr") or {}).get("state") == "unknown":
         against.pop("gdr_disabled", None)
@@ -133,13 +139,15 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         if cause == decided:
             first = next(f for f in diag.findings if f.cause == decided)
             first.confidence = "high"
-            first.supporting = _step_sources(diag, first.node) + support.get(decided, [])[:3]
+            first.supporting = _step_sources(diag, first.node, _own(job)) + support.get(decided, [])[:3]
             first.next_step = steps.get(decided) or _verify(causes, decided)
             ranked.append(first)
             continue
         info = causes[cause]
         best = scores[order[0]]
-        confidence = "medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked else "low"
+        # Where a rank waits (a frame, the watchdog's timeout) says nothing of why: alone it is low.
+        confidence = ("medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked and cause in shown
+                      else "low")
         ranked.append(Finding(cause, info.title, info.severity, info.owner, "evidence.signatures", None,
                               confidence=confidence, supporting=support.get(cause, [])[:3],
                               next_step=steps.get(cause, "")))
@@ -177,8 +185,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     return diag
 
 
-def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
-    """cause -> the decided steps whose outcome led away from it (a check that said no to it)."""
+def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:
+    """cause -> the decided steps whose outcome led away from it (a check that said no to it), each with
+    the lines its facts were read from: a log.host or log.job field cites the outputs it is computed from
+    (host.py FIELD_TOOLS, job.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
+    own = _own(job)
     out: dict[str, list[str]] = {}
     for step in diag.path:
         if step.kind != "check" or step.outcome not in ("yes", "no"):
@@ -190,10 +201,24 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
         leaf = rs.node(node.outcomes[other].target)
         # Only lines of the text speak against a cause: a check that said no because nothing was
         # pasted (no FILE:LINE behind it) proves nothing.
-        lines = [f["source"] for f in step.facts if _LINE_RE.search(str(f.get("source") or ""))]
-        if isinstance(leaf, CauseLeaf) and lines:
+        sources = [_own_source(f, own) for f in step.facts]
+        lines = [s for s in sources if _LINE_RE.search(s)]
+        if isinstance(leaf, CauseLeaf) and lines and not set(lines) <= context_lines:
             out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
     return out
+
+
+def _own(job: dict | None) -> dict[str, dict[str, str]]:
+    return {"log.host": (job or {}).get("host_sources") or {}, "log.job": (job or {}).get("field_sources") or {}}
+
+
+def _own_source(fact_row: dict, own: dict[str, dict[str, str]]) -> str:
+    """The lines a step's fact was read from: a field of log.host / log.job by its own parts."""
+    observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
+    table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
+    if table is not None:
+        return table.get(rest.split(".")[0], "")
+    return str(fact_row.get("source") or "")
 
 
 def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str]]:
@@ -213,10 +238,20 @@ def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str
             line = f"{_sources(before)}: {before.title} -> {before.outcome}; {step.title} -> unknown"
         for label in ("yes", "no"):
             leaf = rs.node(node.outcomes[label].target) if label in node.outcomes else None
+            if isinstance(leaf, Check) and _guards(leaf, node):
+                leaf = rs.node(leaf.outcomes["yes"].target)  # the cause behind a guard (hang_iommu -> hang_acs)
             if isinstance(leaf, CauseLeaf):
                 out.append((leaf.cause, line,
                             f"decide '{step.title}': {reasons.get(step.node, 'the deciding fact is not in the text')}"))
     return out
+
+
+def _guards(check: Check, before: Check) -> bool:
+    """`check` only guards a cause leaf for `before`: its yes is the leaf, its no rejoins the chain where
+    `before`'s unknown goes (a condition of its own, so that the sweep, checking it out of turn, finds
+    nothing without it). An open `before` leaves that leaf open too."""
+    no, unknown = check.outcomes.get("no"), before.outcomes.get("unknown")
+    return "yes" in check.outcomes and no is not None and unknown is not None and no.target == unknown.target
 
 
 def _sources(step) -> str:
@@ -311,10 +346,10 @@ def _port_state(port: dict) -> str:
     return f"{port['name']} {port['state']['name']}" + (f" ({phys})" if phys else "")
 
 
-def _step_sources(diag: Diagnosis, node: str) -> list[str]:
+def _step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) -> list[str]:
     for step in diag.path:
         if step.node == node:
-            return [f"{f['source']}: {f['fact']}" for f in step.facts if f.get("source")][:3]
+            return [f"{source}: {f['fact']}" for f in step.facts if (source := _own_source(f, own))][:3]
     return []
 
 

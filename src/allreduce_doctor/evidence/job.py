@@ -20,6 +20,18 @@ _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
 # is not one: NCCL returns it for any transport when a peer leaves (src/init.cc ncclGetErrorString).
 _CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error")
+# The parts of the text each field of log.job is computed from (nccl: NCCL's lines, env: variables and the
+# launch line, tests: nccl-tests output, rdma: RDMA tool outputs, or a log.host field): a check of one field
+# speaks with those lines only (field_sources; evidence/differential.py _contradicted).
+FIELD_PARTS = {"scope": ("nccl", "env", "tests"), "nodes": ("nccl", "env", "tests"), "ranks": ("nccl", "env", "tests"),
+               "ranks_per_node": ("nccl", "env", "tests"), "network": ("nccl",), "fabric": ("nccl", "rdma", "env"),
+               "nics": ("nccl", "rdma", "env"), "single_nic": ("nccl", "env", "tests"),
+               "bandwidth": ("tests", "nccl", "rdma"), "gdr": ("nccl", "env", "topology"), "gid": ("nccl", "rdma", "env"),
+               "mtu": ("nccl",), "connections": ("nccl", "rdma", "env"), "bridge_network": ("nccl",),
+               "bad_socket_ifaces": ("nccl", "env"), "channels": ("nccl", "rdma", "env"),
+               "hca_problems": ("nccl", "rdma", "env"), "ib_devices_hidden": ("nccl", "rdma", "env"),
+               "plugin_missing": ("nccl", "env"), "p2p_hang": ("nccl", "tests", "env"), "errors_by_cause": ("nccl",),
+               "blocking_errors": ("nccl",), "virtual_pcie": ("pcie_tree",), "kernel_signals": ("kernel_signals",)}
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
 _CONTAINER_ID_RE = re.compile(r"[0-9a-f]{12}")
 
@@ -264,3 +276,13 @@ def bridge(nccl: NcclLog) -> list[dict]:
                 found.append({"error": name, "host": host, "container": "own network namespace",
                               "source": entry["source"]})
     return found[:8]
+
+
+def field_sources(parts: dict[str, str]) -> dict[str, str]:
+    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given each part's lines."""
+    out = {}
+    for field, names in FIELD_PARTS.items():
+        lines = [parts[n] for n in names if parts.get(n)]
+        if lines:
+            out[field] = ", ".join(dict.fromkeys(lines))
+    return out
