@@ -102,7 +102,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in (_open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports)
+    for cause, line, step in (_open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports) + _down_netdevs(job)
                               + _virtual_machine(job) + _gdr_out_of_reach(job, symptom)
                               + _transport_unseen(nccl, job, symptom)):
         if cause in causes and not causes[cause].healthy:
@@ -321,6 +321,19 @@ def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
     beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
     return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
              "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
+
+
+def _down_netdevs(job: dict | None) -> list[tuple[str, str, str]]:
+    """ibdev2netdev netdevs without carrier whose port the text does not show (rdma.py down_netdevs):
+    the port may be down (a RoCE port is, an IPoIB one may be ACTIVE), so a candidate until ibstat says."""
+    down = (job or {}).get("down_netdevs") or []
+    if not down:
+        return []
+    names = ", ".join(f"{n['device']} port {n['port']} ==> {n['netdev']} (Down)" for n in down[:4])
+    return [("ib_port_down", f"{down[0].get('source')}: {names}: no carrier on the port's netdev",
+             f"paste `ibstat {down[0]['device']}` (the port's State and Physical state): a RoCE port is down with its "
+             "netdev; an IPoIB netdev can be Down with its port ACTIVE (not yet joined to the broadcast group, or "
+             "set down)")]
 
 
 def _virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:

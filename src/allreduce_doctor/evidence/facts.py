@@ -128,6 +128,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
         "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,
         "kernel_signals": host_v.get("kernel_signals") or {}, "host_sources": host_v.get("field_sources") or {},
+        "down_netdevs": rdma.down_netdevs(rdma_v),
     }
 
 
