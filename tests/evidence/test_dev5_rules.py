@@ -232,3 +232,19 @@ def test_a_down_ipoib_netdev_beside_its_active_port_is_no_port_down(tmp_path):
             "$ ibdev2netdev\nmlx5_3 port 1 ==> ib0 (Down)\n")
     _, d, _ = _diagnose(tmp_path, text)
     assert "ib_port_down" not in _ranked(d)
+
+
+# -- a slow job whose text only names the OFI plugin: no NCCL line shows NCCL running -----------------
+def test_a_named_plugin_without_nccl_lines_is_not_read_against_the_plugin(tmp_path):
+    text = ("The image does not put /opt/amazon/aws-ofi-nccl/lib on LD_LIBRARY_PATH.\n"
+            "LD_LIBRARY_PATH=/usr/local/cuda/compat/lib:/usr/local/nvidia/lib\n")
+    _, d, _ = _diagnose(tmp_path, text, "--symptom", "slow")
+    assert _ranked(d)[0] == "net_plugin_not_loaded" and d["findings"][0]["contradicting"] == []
+    assert "socket_fallback" not in _ranked(d)  # no NCCL line, so no "which network did it choose" question
+
+
+def test_a_slow_job_with_nccl_lines_that_never_name_the_network_still_asks(tmp_path):
+    text = (f"{P}NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+            f"{P}NCCL INFO comm 0x5581c0 rank 0 nranks 16 cudaDev 0 busId 1a000 commId 0x1 - Init COMPLETE\n")
+    _, d, _ = _diagnose(tmp_path, text, "--symptom", "slow")
+    assert _ranked(d)[:2] == ["socket_fallback", "gdr_disabled"]

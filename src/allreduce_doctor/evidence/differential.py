@@ -122,6 +122,10 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         against.pop("gdr_disabled", None)
     if not (nccl or {}).get("network") and not (nccl or {}).get("transports"):
         against.pop("socket_fallback", None)
+    # NCCL prints its plugin search at INFO only (net.cc, plugin/net.cc `NET/Plugin ...`): with no such
+    # line and no plugin failure, the plugin step's no judged nothing.
+    if (nccl or {}).get("plugin") is None and not {"plugin_failed", "net_not_found"} & set(errors):
+        against.pop("net_plugin_not_loaded", None)
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -295,7 +299,9 @@ def _transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None) 
     connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
     with the one paste that answers both; none when the job failed on something (that explains it)."""
     nccl, job = nccl or {}, job or {}
-    if symptom != "slow" or not (nccl.get("lines") or nccl.get("version")) or nccl.get("network") \
+    # Lines that only name the context (a plugin's path in prose, a frame) do not show NCCL running.
+    context = sum(e.get("count", 0) for k, e in (nccl.get("errors") or {}).items() if k in CONTEXT)
+    if symptom != "slow" or not ((nccl.get("lines") or 0) > context or nccl.get("version")) or nccl.get("network") \
             or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
             or (job.get("gdr") or {}).get("state") != "unknown":
         return []
