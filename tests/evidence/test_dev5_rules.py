@@ -248,3 +248,11 @@ def test_a_slow_job_with_nccl_lines_that_never_name_the_network_still_asks(tmp_p
             f"{P}NCCL INFO comm 0x5581c0 rank 0 nranks 16 cudaDev 0 busId 1a000 commId 0x1 - Init COMPLETE\n")
     _, d, _ = _diagnose(tmp_path, text, "--symptom", "slow")
     assert _ranked(d)[:2] == ["socket_fallback", "gdr_disabled"]
+
+
+def test_the_plugins_own_info_line_speaks_against_a_plugin_not_loaded(tmp_path):
+    text = "The job mounts /opt/amazon/aws-ofi-nccl/lib into the pod.\nNET/OFI Selected Provider is efa (found 4 nics)\n"
+    _, d, path = _diagnose(tmp_path, text)
+    plugin = next(f for f in d["findings"] if f["cause"] == "net_plugin_not_loaded")
+    assert plugin["contradicting"] == [f"{path}:2: NET/OFI Selected Provider is efa (found 4 nics): the OFI plugin's "
+                                       "own line, so it loaded"]
