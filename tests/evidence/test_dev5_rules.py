@@ -236,7 +236,8 @@ def test_a_down_ipoib_netdev_beside_its_active_port_is_no_port_down(tmp_path):
 
 # -- a slow job whose text only names the OFI plugin: no NCCL line shows NCCL running -----------------
 def test_a_named_plugin_without_nccl_lines_is_not_read_against_the_plugin(tmp_path):
-    text = ("The image does not put /opt/amazon/aws-ofi-nccl/lib on LD_LIBRARY_PATH.\n"
+    text = ("The container's LD_LIBRARY_PATH lacks /opt/amazon/aws-ofi-nccl/lib, so NCCL never loads the plugin.\n"
+            "- `/opt/amazon/aws-ofi-nccl/lib` holds libnccl-net.so\n"
             "LD_LIBRARY_PATH=/usr/local/cuda/compat/lib:/usr/local/nvidia/lib\n")
     _, d, _ = _diagnose(tmp_path, text, "--symptom", "slow")
     assert _ranked(d)[0] == "net_plugin_not_loaded" and d["findings"][0]["contradicting"] == []
