@@ -14,6 +14,7 @@ from collections import Counter
 
 from allreduce_doctor.domain import busbw_verdict
 from allreduce_doctor.evidence import checks
+from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl import NcclLog, _net_family
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
@@ -279,10 +280,18 @@ def bridge(nccl: NcclLog) -> list[dict]:
 
 
 def field_sources(parts: dict[str, str]) -> dict[str, str]:
-    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given each part's lines."""
+    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given each part's lines as
+    Where.text() writes them; overlapping parts merge into one range list."""
     out = {}
     for field, names in FIELD_PARTS.items():
-        lines = [parts[n] for n in names if parts.get(n)]
-        if lines:
-            out[field] = ", ".join(dict.fromkeys(lines))
+        where = Where()
+        for text in (parts[n] for n in names if parts.get(n)):
+            for chunk in text.split(", "):  # 'a.txt:1-4,9' per file
+                name, _, spans = chunk.rpartition(":")
+                for span in spans.split(","):
+                    first, _, last = span.partition("-")
+                    if first.isdigit() and (not last or last.isdigit()):
+                        where.add_range(name, int(first), int(last or first))
+        if where:
+            out[field] = where.text()
     return out
