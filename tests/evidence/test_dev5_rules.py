@@ -257,3 +257,12 @@ def test_the_plugins_own_info_line_speaks_against_a_plugin_not_loaded(tmp_path):
     plugin = next(f for f in d["findings"] if f["cause"] == "net_plugin_not_loaded")
     assert plugin["contradicting"] == [f"{path}:2: NET/OFI Selected Provider is efa (found 4 nics): the OFI plugin's "
                                        "own line, so it loaded"]
+
+
+def test_a_lone_cable_error_names_the_port_down(tmp_path):
+    line = ("[ 3512.334] mlx5_core 0000:17:00.0: port_module:254:(pid 0): Port module event[error]: module 0, "
+            "Cable error, Bad or shorted cable/module\n")
+    _, d, _ = _diagnose(tmp_path, line)
+    assert _ranked(d) == ["ib_port_down"]
+    plugged = "[ 3512.334] mlx5_core 0000:17:00.0: port_module:254:(pid 0): Port module event: module 0, Cable plugged\n"
+    assert signatures.match(plugged) is None
