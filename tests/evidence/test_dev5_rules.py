@@ -266,3 +266,9 @@ def test_a_lone_cable_error_names_the_port_down(tmp_path):
     assert _ranked(d) == ["ib_port_down"]
     plugged = "[ 3512.334] mlx5_core 0000:17:00.0: port_module:254:(pid 0): Port module event: module 0, Cable plugged\n"
     assert signatures.match(plugged) is None
+
+
+def test_a_lone_xid_is_decided_by_the_trunk(tmp_path):
+    # The trunk's gpu_xid check reads kernel.events.xid alone (no pci.gpus gate): the guard of item 1.
+    _, d, _ = _diagnose(tmp_path, "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n")
+    assert d["root_cause"]["id"] == "gpu_xid_errors"
