@@ -15,7 +15,7 @@ ROWS = signatures.signatures()
 EXAMPLES = [(row.kind, line) for row in ROWS for line in row.examples]
 # Host lines a tool recognizer reads first (lspci's ACSCtl, dmesg's DMAR): there the node fact is
 # made (log.host, kernel.dmesg) and the runbooks decide; the row still names the lone line.
-TOOL_READ = {"acs_redirect", "iommu_fault"}
+TOOL_READ = {"acs_redirect", "iommu_fault", "peermem_error", "pcie_aer_uncorrected", "nic_fw_fatal", "nic_module_event"}
 PREFIXES = ("", "gpu-node-7:4242:4301 [3] ", "[1,3]<stdout>:", "2025-05-10T23:09:41Z ", "> ", "# ", "  - ")
 
 

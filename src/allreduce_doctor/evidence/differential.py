@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.evidence import signatures
+from allreduce_doctor.evidence import gaps, signatures
 from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
-from allreduce_doctor.runbook.model import CauseLeaf, RunbookSet
+from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
 from allreduce_doctor.status import INCONCLUSIVE
 
 MAX_CANDIDATES = 3
@@ -58,6 +58,9 @@ HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_tran
 # (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
 BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
                  "container_missing_libibverbs", "socket_fallback"}
+# Kernel lines the trunk judges when the paste shows the node's GPUs and PCI tree (runbooks/trunk.yaml:
+# an AER only on a device NCCL's traffic crosses, a peermem error only beside NVIDIA GPUs).
+KERNEL_CHECKS = {"pcie_aer_uncorrected": "trunk.pcie_aer", "peermem_error": "trunk.peermem_errors"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
 
@@ -73,8 +76,13 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     steps: dict[str, str] = {}
     decided = diag.root_cause["id"] if diag.root_cause else None
     explained: set[str] = set()  # the causes that can explain a failure the job stopped on
+    shown: set[str] = set()  # the causes a line of the text points at (not only a frame, a timeout or a context)
     blocking = False
-    errors = (nccl or {}).get("errors", {})
+    errors = dict((nccl or {}).get("errors", {}))
+    judged = {step.node for step in diag.path if step.outcome in ("yes", "no")}
+    for kind, entry in ((job or {}).get("kernel_signals") or {}).items():
+        if KERNEL_CHECKS.get(kind) not in judged:  # the walk judged it from the node's facts: its word stands
+            errors.setdefault(kind, entry)  # a dmesg block's lines the signature table names (host.py _signal)
     if symptom is None and HANG_FRAMES & set(errors):
         symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
     one_host = (job or {}).get("scope") == "intra"
@@ -89,26 +97,38 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         for i, cand in enumerate(cands):
             if cand.cause not in causes or causes[cand.cause].healthy:
                 continue
+            if kind not in CONTEXT:
+                shown.add(cand.cause)
             scores[cand.cause] = scores.get(cand.cause, 0.0) + weight * RANK_WEIGHT[min(i, len(RANK_WEIGHT) - 1)]
             support.setdefault(cand.cause, []).append(f"{entry.get('source')}: {entry.get('first')}")
             steps.setdefault(cand.cause, cand.next_step)
-    for cause, line, step in (_open_questions(diag, rs) + _unrated_ports(ports) + _down_ports(ports)
-                              + _virtual_machine(job) + _gdr_out_of_reach(job, symptom)
-                              + _transport_unseen(nccl, job, symptom)):
+    for cause, line, step in (_open_questions(diag, rs) + gaps.unrated_ports(ports) + gaps.down_ports(ports)
+                              + gaps.down_netdevs(job) + gaps.virtual_machine(job) + gaps.gdr_out_of_reach(job, symptom)
+                              + gaps.transport_unseen(nccl, job, symptom, CONTEXT)):
         if cause in causes and not causes[cause].healthy:
             scores[cause] = scores.get(cause, 0.0) + 3.0  # the walk reached the question itself
+            shown.add(cause)
             support.setdefault(cause, []).append(line)
             steps.setdefault(cause, step)
     favoured = SLOW if symptom == "slow" else HANG if symptom == "hang" else set()
     for cause in scores:
         if cause in favoured:
             scores[cause] *= 1.5
-    against = _contradicted(diag, rs)
+    # A frame or a timeout says where a rank waits: no check of NCCL's lines reads it against a cause.
+    context_lines = {str(e.get("source")) for k, e in errors.items() if k in CONTEXT}
+    against = _contradicted(diag, rs, job or {}, context_lines)
     # The log's GDR and socket steps say no when no line shows what NCCL chose: nothing to judge.
     if ((job or {}).get("gdr") or {}).get("state") == "unknown":
         against.pop("gdr_disabled", None)
     if not (nccl or {}).get("network") and not (nccl or {}).get("transports"):
         against.pop("socket_fallback", None)
+    # NCCL prints its plugin search at INFO only (net.cc, plugin/net.cc `NET/Plugin ...`): with no such
+    # line and no plugin failure, the plugin step's no judged nothing.
+    if (nccl or {}).get("plugin") is None and not {"plugin_failed", "net_not_found"} & set(errors):
+        against.pop("net_plugin_not_loaded", None)
+    if running := errors.get("ofi_plugin_running"):  # only a loaded aws-ofi-nccl prints its INFO lines
+        against.setdefault("net_plugin_not_loaded", []).append(f"{running.get('source')}: {running.get('first')}: "
+                                                               "the OFI plugin's own line, so it loaded")
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -126,13 +146,15 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         if cause == decided:
             first = next(f for f in diag.findings if f.cause == decided)
             first.confidence = "high"
-            first.supporting = _step_sources(diag, first.node) + support.get(decided, [])[:3]
+            first.supporting = _step_sources(diag, first.node, _own(job)) + support.get(decided, [])[:3]
             first.next_step = steps.get(decided) or _verify(causes, decided)
             ranked.append(first)
             continue
         info = causes[cause]
         best = scores[order[0]]
-        confidence = "medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked else "low"
+        # Where a rank waits (a frame, the watchdog's timeout) says nothing of why: alone it is low.
+        confidence = ("medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked and cause in shown
+                      else "low")
         ranked.append(Finding(cause, info.title, info.severity, info.owner, "evidence.signatures", None,
                               confidence=confidence, supporting=support.get(cause, [])[:3],
                               next_step=steps.get(cause, "")))
@@ -149,7 +171,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         # from text that shows no node.
         if not diag.healthy or diag.healthy.get("id") == "no_fault_found":
             diag.verdict, diag.root_cause, diag.healthy = INCONCLUSIVE, None, None
-            for kind, entry in (nccl or {}).get("errors", {}).items():
+            for kind, entry in errors.items():
                 if entry.get("blocking") and kind in signatures.by_kind():
                     diag.inconclusive.append({"node": "evidence", "reason": (
                         f"{entry.get('source')}: {signatures.by_kind()[kind].says}; no cause of the catalogue covers it")})
@@ -170,8 +192,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     return diag
 
 
-def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
-    """cause -> the decided steps whose outcome led away from it (a check that said no to it)."""
+def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:
+    """cause -> the decided steps whose outcome led away from it (a check that said no to it), each with
+    the lines its facts were read from: a log.host or log.job field cites the outputs it is computed from
+    (host.py FIELD_TOOLS, job.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
+    own = _own(job)
     out: dict[str, list[str]] = {}
     for step in diag.path:
         if step.kind != "check" or step.outcome not in ("yes", "no"):
@@ -183,10 +208,24 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet) -> dict[str, list[str]]:
         leaf = rs.node(node.outcomes[other].target)
         # Only lines of the text speak against a cause: a check that said no because nothing was
         # pasted (no FILE:LINE behind it) proves nothing.
-        lines = [f["source"] for f in step.facts if _LINE_RE.search(str(f.get("source") or ""))]
-        if isinstance(leaf, CauseLeaf) and lines:
+        sources = [_own_source(f, own) for f in step.facts]
+        lines = [s for s in sources if _LINE_RE.search(s)]
+        if isinstance(leaf, CauseLeaf) and lines and not set(lines) <= context_lines:
             out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
     return out
+
+
+def _own(job: dict | None) -> dict[str, dict[str, str]]:
+    return {"log.host": (job or {}).get("host_sources") or {}, "log.job": (job or {}).get("field_sources") or {}}
+
+
+def _own_source(fact_row: dict, own: dict[str, dict[str, str]]) -> str:
+    """The lines a step's fact was read from: a field of log.host / log.job by its own parts."""
+    observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
+    table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
+    if table is not None:
+        return table.get(rest.split(".")[0], "")
+    return str(fact_row.get("source") or "")
 
 
 def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str]]:
@@ -206,108 +245,30 @@ def _open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str
             line = f"{_sources(before)}: {before.title} -> {before.outcome}; {step.title} -> unknown"
         for label in ("yes", "no"):
             leaf = rs.node(node.outcomes[label].target) if label in node.outcomes else None
+            if isinstance(leaf, Check) and _guards(leaf, node):
+                leaf = rs.node(leaf.outcomes["yes"].target)  # the cause behind a guard (hang_iommu -> hang_acs)
             if isinstance(leaf, CauseLeaf):
                 out.append((leaf.cause, line,
                             f"decide '{step.title}': {reasons.get(step.node, 'the deciding fact is not in the text')}"))
     return out
 
 
+def _guards(check: Check, before: Check) -> bool:
+    """`check` only guards a cause leaf for `before`: its yes is the leaf, its no rejoins the chain where
+    `before`'s unknown goes (a condition of its own, so that the sweep, checking it out of turn, finds
+    nothing without it). An open `before` leaves that leaf open too."""
+    no, unknown = check.outcomes.get("no"), before.outcomes.get("unknown")
+    return "yes" in check.outcomes and no is not None and unknown is not None and no.target == unknown.target
+
+
 def _sources(step) -> str:
     return ", ".join(dict.fromkeys(str(f["source"]) for f in step.facts if f.get("source")))
 
 
-def _unrated_ports(ports: list | None) -> list[tuple[str, str, str]]:
-    """IB ports at EDR or slower whose adapter the text does not name: an HDR/NDR adapter trained
-    low looks the same (IBTA speeds: EDR 25, HDR 50, NDR 100 Gb/s a lane; NVIDIA/nccl#307)."""
-    slow = [p for p in ports or [] if p.get("link_layer") == "InfiniBand" and not p.get("hca_type")
-            and (p.get("state") or {}).get("name") in (None, "ACTIVE")  # a down port trained at nothing
-            and (p.get("rate") or {}).get("speed") in ("SDR", "DDR", "QDR", "FDR10", "FDR", "EDR")]
-    if not slow:
-        return []
-    names = ", ".join(p["name"] for p in slow[:4])
-    return [("link_degraded", f"{slow[0].get('source')}: {names} at {slow[0]['rate'].get('gbps')} Gb/s "
-             f"({slow[0]['rate'].get('speed')}), adapter model not shown",
-             "paste `ibv_devinfo -v` or `lspci -vv` of the adapters: their model says the rate they should train at")]
-
-
-def _gdr_out_of_reach(job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
-    """GPUs a pasted `nvidia-smi topo -m` puts beyond NCCL's default GPUDirect RDMA distance (PXB),
-    when no NET line says what NCCL chose: their NIC traffic is staged through host memory
-    (evidence/host.py _gdr_out_of_reach, graph/paths.cc ncclTopoCheckGdr). A cost in bandwidth,
-    so a candidate when the reporter saw slowness or said nothing, never beside a hang or an error."""
-    gdr = (job or {}).get("gdr") or {}
-    far = gdr.get("out_of_reach") or []
-    if not far or symptom not in (None, "slow"):
-        return []
-    names = ", ".join(f"{g['gpu']} ({g['path']} to {g['nic']})" for g in far[:4])
-    return [("gdr_disabled", f"{gdr.get('topology_source')}: {names}: nearest NIC beyond PXB, NCCL's default "
-             "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them",
-             "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET lines `GPU Direct RDMA Enabled/Disabled for HCA` "
-             "and `via NET/IB/N/GDRDMA`, and `lsmod | grep -e nvidia_peermem -e nv_peer_mem`")]
-
-
-def _transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None) -> list[tuple[str, str, str]]:
-    """A slow job whose NCCL lines never say which network it chose: NCCL falls back to TCP sockets
-    without a warning when it cannot use a verbs device (net.cc / init.cc print `Using network
-    Socket` at INFO only; net_ib.cc `NET/IB : No device found` at INFO), and whether its NET
-    connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
-    with the one paste that answers both; none when the job failed on something (that explains it)."""
-    nccl, job = nccl or {}, job or {}
-    if symptom != "slow" or not (nccl.get("lines") or nccl.get("version")) or nccl.get("network") \
-            or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
-            or (job.get("gdr") or {}).get("state") != "unknown":
-        return []
-    source = (nccl.get("sources") or {}).get("version") or "the NCCL lines"
-    paste = "paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank: `Using network IB|Socket`, `NET/IB : Using` "
-    return [("socket_fallback", f"{source}: NCCL runs, and no line says which network it chose",
-             paste + "(or `NET/IB : No device found`) say whether it is on RDMA"),
-            ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA",
-             paste + "and `via NET/IB/N/GDRDMA` in the channel lines say whether GPUDirect RDMA is used")]
-
-
-def _down_ports(ports: list | None) -> list[tuple[str, str, str]]:
-    """Ports of the rails' model that are not ACTIVE when the text does not say which ports are the
-    rails (the walk leaves `Every compute port is ACTIVE` unknown: a down port may be a storage port).
-    NCCL skips a port that is not ACTIVE (net_ib.cc ncclIbInit `if (portAttr.state != IBV_PORT_ACTIVE)
-    continue`, v2.4.8-v2.21.5; net_ib/init.cc v2.30.7), so if it is a rail its GPUs lose their NIC."""
-    down = [p for p in ports or [] if p.get("rail") is None and (p.get("state") or {}).get("name")
-            and p["state"]["name"] != "ACTIVE" and not (p["state"]["name"] == "INIT"
-                                                        and (p.get("phys_state") or {}).get("name") == "LinkUp")]
-    if not down:
-        return []
-    names = ", ".join(_port_state(p) for p in down[:4])
-    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
-    return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
-             "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
-
-
-def _virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
-    """A pasted PCI tree that shows a virtual machine (evidence/host.py _pcie_tree). In a VM, GPUDirect
-    RDMA needs ATS on the NIC and the host's switch and root ports' ACS set to let ATS through (NVIDIA
-    AI Enterprise, "Optimizing VM configuration", appendix "ATS and ACS configuration"); a VM whose GPUs
-    all hang off one root bus may instead hide the PCIe/NUMA layout from NCCL (vm_topology_hidden).
-    GPUs under several root buses keep the host's grouping, so ACS/ATS comes first there."""
-    tree = (job or {}).get("virtual_pcie")
-    if not tree:
-        return []
-    line = (f"{tree['source']}: {tree['behind_pci_bridge'][0]} at a device number other than 0 behind a bridge "
-            "(a PCIe port links device 0 only): an emulated PCI bridge, a virtual machine")
-    acs = ("pcie_acs_enabled", line, "paste `lspci -vvv` of the NICs and of the bridges above them on the host "
-           "(ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED`")
-    hidden = ("vm_topology_hidden", line, "paste `nvidia-smi topo -m` inside the VM and the job's NCCL_TOPO_FILE")
-    return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
-
-
-def _port_state(port: dict) -> str:
-    """'mlx5_1/1 DOWN (Disabled)'; the physical state only when the text shows it."""
-    phys = (port.get("phys_state") or {}).get("name")
-    return f"{port['name']} {port['state']['name']}" + (f" ({phys})" if phys else "")
-
-
-def _step_sources(diag: Diagnosis, node: str) -> list[str]:
+def _step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) -> list[str]:
     for step in diag.path:
         if step.node == node:
-            return [f"{f['source']}: {f['fact']}" for f in step.facts if f.get("source")][:3]
+            return [f"{source}: {f['fact']}" for f in step.facts if (source := _own_source(f, own))][:3]
     return []
 
 

@@ -85,6 +85,9 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     host_where = _blocks_where(scanner.blocks, host_tools)
     for _text, where in scanner.cmdlines:
         host_where.add(where)
+    parts = {"nccl": scanner.nccl.where.text(), "env": scanner.env.where.text(), "tests": scanner.tests.where.text(),
+             "rdma": block_where.text(), **host_v["field_sources"]}
+    job_v["field_sources"] = job.field_sources(parts)
     job_where = Where()
     for w in (scanner.nccl.where, scanner.env.where, scanner.tests.where, block_where, host_where):
         job_where.merge(w)
@@ -124,6 +127,8 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
         "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
         "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,
+        "kernel_signals": host_v.get("kernel_signals") or {}, "host_sources": host_v.get("field_sources") or {},
+        "down_netdevs": rdma.down_netdevs(rdma_v),
     }
 
 

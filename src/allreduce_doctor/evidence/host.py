@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from allreduce_doctor.errors import ParseError
+from allreduce_doctor.evidence import signatures
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.kernel import link_flaps
 from allreduce_doctor.probes.derive_job import TOPO_RANK
@@ -17,6 +18,13 @@ _GPU_NAME_RE = re.compile(r"^\s*GPU\s+\d+\s*:\s*(.*?)\s*\(UUID", re.IGNORECASE)
 _P2P_TITLE_RE = re.compile(r"^\s*(?:(Uni|Bi)directional )?P2P=(Enabled|Disabled) (Bandwidth|Latency)")
 _NUM_RE = re.compile(r"^\s*\d+(?:\s+\d+(?:\.\d+)?)+\s*$")
 P2P_SLOW_RATIO = 0.5  # direct below half the host-staged copy (_p2p_verdict)
+# The tool outputs each field of log.host is read from: a check of one field speaks with those lines
+# only, not with every host output pasted (`field_sources`, evidence/differential.py _contradicted).
+FIELD_TOOLS = {"acs": ("lspci", "pcie_fragment"), "acs_redirect": ("lspci", "pcie_fragment"),
+               "pcie_degraded": ("lspci", "pcie_fragment", "kernel_log"), "cmdline": ("proc_cmdline",),
+               "iommu_translating": ("kernel_log",), "kernel_events": ("kernel_log",), "kernel_signals": ("kernel_log",),
+               "link_flaps": ("kernel_log",), "topology": ("nvidia_smi_topo",), "nvlink": ("nvidia_smi_nvlink",),
+               "cuda_p2p": ("cuda_p2p",), "gpu_models": ("nvidia_smi_nvlink",), "pcie_tree": ("lspci_tree",)}
 
 
 def _acs_flags(text: str) -> dict:
@@ -152,6 +160,7 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
     events: Counter = Counter()
     rows: list[dict] = []
     first: dict[str, str] = {}
+    signals: dict[str, dict] = {}
     for b in blocks:
         if b["tool"] != "kernel_log" or not b["value"]:
             continue
@@ -160,8 +169,20 @@ def _kernel(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> tuple[dict |
             if row["kind"] != "other":
                 events[row["kind"]] += 1
                 first.setdefault(row["kind"], b["where"])
+            _signal(signals, row["text"], b["where"])
     # the same rule as the node's kernel.events (parsers/kernel.py): one rule for a flap
-    return cmdline, {"events": dict(events), "first": first, "flaps": link_flaps(rows)}
+    return cmdline, {"events": dict(events), "first": first, "flaps": link_flaps(rows), "signals": signals}
+
+
+def _signal(signals: dict[str, dict], text: str, where: str) -> None:
+    """A kernel line the signature table names (a peermem error, an uncorrectable AER, a NIC's fatal
+    health event), in the shape of log.nccl.errors: a lone dmesg paste has no other reading that the
+    differential ranks (the trunk's checks of these want the node's GPUs and PCI tree)."""
+    sig = signatures.match(text)
+    if sig is None:
+        return
+    entry = signals.setdefault(sig.kind, {"count": 0, "blocking": sig.blocking, "first": text[:300], "source": where})
+    entry["count"] += 1
 
 
 def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
@@ -200,6 +221,24 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
         degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(
             "pcie_bandwidth_limited")})
     return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
+            "field_sources": _field_sources(blocks, cmdlines),
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
+            "kernel_signals": kernel["signals"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
             "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}
+
+
+def _field_sources(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, str]:
+    """field -> the FILE:LINE ranges of the tool outputs it is read from (FIELD_TOOLS), for the fields
+    whose tools the text shows."""
+    where: dict[str, list[str]] = {}
+    for b in blocks:
+        where.setdefault(b["tool"], []).append(b["where"])
+    if cmdlines:
+        where["proc_cmdline"] = [w for _text, w in cmdlines]
+    out = {}
+    for field, tools in FIELD_TOOLS.items():
+        lines = [w for tool in tools for w in where.get(tool, ())]
+        if lines:
+            out[field] = ", ".join(dict.fromkeys(lines[:8]))
+    return out

@@ -14,12 +14,25 @@ from collections import Counter
 
 from allreduce_doctor.domain import busbw_verdict
 from allreduce_doctor.evidence import checks
+from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl import NcclLog, _net_family
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
 # is not one: NCCL returns it for any transport when a peer leaves (src/init.cc ncclGetErrorString).
 _CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error")
+# The parts of the text each field of log.job is computed from (nccl: NCCL's lines, env: variables and the
+# launch line, tests: nccl-tests output, rdma: RDMA tool outputs, or a log.host field): a check of one field
+# speaks with those lines only (field_sources; evidence/differential.py _contradicted).
+FIELD_PARTS = {"scope": ("nccl", "env", "tests"), "nodes": ("nccl", "env", "tests"), "ranks": ("nccl", "env", "tests"),
+               "ranks_per_node": ("nccl", "env", "tests"), "network": ("nccl",), "fabric": ("nccl", "rdma", "env"),
+               "nics": ("nccl", "rdma", "env"), "single_nic": ("nccl", "env", "tests"),
+               "bandwidth": ("tests", "nccl", "rdma"), "gdr": ("nccl", "env", "topology"), "gid": ("nccl", "rdma", "env"),
+               "mtu": ("nccl",), "connections": ("nccl", "rdma", "env"), "bridge_network": ("nccl",),
+               "bad_socket_ifaces": ("nccl", "env"), "channels": ("nccl", "rdma", "env"),
+               "hca_problems": ("nccl", "rdma", "env"), "ib_devices_hidden": ("nccl", "rdma", "env"),
+               "plugin_missing": ("nccl", "env"), "p2p_hang": ("nccl", "tests", "env"), "errors_by_cause": ("nccl",),
+               "blocking_errors": ("nccl",), "virtual_pcie": ("pcie_tree",), "kernel_signals": ("kernel_signals",)}
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
 _CONTAINER_ID_RE = re.compile(r"[0-9a-f]{12}")
 
@@ -264,3 +277,21 @@ def bridge(nccl: NcclLog) -> list[dict]:
                 found.append({"error": name, "host": host, "container": "own network namespace",
                               "source": entry["source"]})
     return found[:8]
+
+
+def field_sources(parts: dict[str, str]) -> dict[str, str]:
+    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given each part's lines as
+    Where.text() writes them; overlapping parts merge into one range list."""
+    out = {}
+    for field, names in FIELD_PARTS.items():
+        where = Where()
+        for text in (parts[n] for n in names if parts.get(n)):
+            for chunk in text.split(", "):  # 'a.txt:1-4,9' per file
+                name, _, spans = chunk.rpartition(":")
+                for span in spans.split(","):
+                    first, _, last = span.partition("-")
+                    if first.isdigit() and (not last or last.isdigit()):
+                        where.add_range(name, int(first), int(last or first))
+        if where:
+            out[field] = where.text()
+    return out

@@ -163,3 +163,15 @@ def fabric_of(ports: list[dict], gids: list[dict]) -> str | None:
     if any(g["version"] for g in gids):
         return "roce"
     return None
+
+
+def down_netdevs(rdma_v: dict) -> list[dict]:
+    """ibdev2netdev's `DEV port N ==> NETDEV (Down)` for ports whose own state the text does not show.
+    `(Down)` is /sys/class/net/NETDEV/carrier not 1 (mlnx-tools ofed_scripts/ibdev2netdev get_link_state).
+    A RoCE port follows its netdev's link (Linux drivers/infiniband/hw/mlx5/main.c mlx5_query_port_roce:
+    DOWN unless the netdev is running with carrier), so there the port is down; an IPoIB netdev has no
+    carrier until it joins the broadcast group (drivers/infiniband/ulp/ipoib/ipoib_multicast.c), so it can
+    be Down with its port ACTIVE: the port's state (ibstat) decides, and a port the text shows is left out."""
+    shown = {str(p.get("name")) for p in rdma_v.get("ports") or []}  # "mlx5_3/1"
+    return [n for n in rdma_v.get("netdevs") or [] if n.get("up") is False
+            and f"{n.get('device')}/{n.get('port')}" not in shown][:8]
