@@ -6,7 +6,7 @@ import pytest
 
 from allreduce_doctor.evidence.reader import EvidenceError
 from allreduce_doctor.evidence.tests_table import parse_row
-from tests.evidence.helpers import REAL, facts, fixture_body
+from tests.evidence.helpers import REAL, facts, fixture_body, load_text
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -125,3 +125,21 @@ def test_an_nccl_1x_header_pasted_without_its_marks_is_a_one_node_run_that_stall
 def test_prose_with_the_tests_words_is_not_their_header(tmp_path, line):
     with pytest.raises(EvidenceError, match="no NCCL, RDMA or CUDA signal in this text"):
         facts(tmp_path, line + "\n")
+
+
+def test_the_run_header_quoted_without_its_mark_starts_a_run(tmp_path):
+    """nccl-tests-14's shape: the header line put in quotes in prose, its `#` gone."""
+    text = ('The error msg is\n"nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 '
+            'iters: 20 validation: 1\n')
+    main = facts(tmp_path, text)["log.tests"]["main"]
+    assert (main["gpus_per_thread"], main["min_bytes"], main["max_bytes"], main["rows"]) == (8, 8, 134217728, 0)
+
+
+@pytest.mark.parametrize("line", ["# Reducing maxBytes to 7539021141 due to memory limitation",
+                                  "# Collective test concluded: all_reduce_perf",
+                                  "# GPU memory usage     : Sendbuff 1.00 GB | Recvbuff 1.00 GB | Total  2.00 GB",
+                                  "# Blocking Enabled: wait and barrier after each inner iteration (-m) "])
+def test_nccl_tests_own_notes_are_its_output(tmp_path, line):
+    text = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+    result = load_text(tmp_path, text + line + "\n")
+    assert result.report["files"][0]["unplaced"]["count"] == 0, result.report["files"][0]["unplaced"]

@@ -84,7 +84,7 @@ class TestsLog:
         if line.startswith("#"):
             return self._comment(line, where)
         if UNMARKED_RE.match(line):
-            return self._comment("# " + line.lstrip(), where)
+            return self._comment("# " + line.lstrip().lstrip("\"'`"), where)
         row = parse_row(line)
         if row is not None:
             run = self._run(where)

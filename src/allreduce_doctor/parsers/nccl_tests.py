@@ -19,11 +19,16 @@ UNITS_RE = re.compile(r"^#\s+\(B\)\s+\(elements\)")
 PLACE_RE = re.compile(r"^#\s+out-of-place\s+in-place")
 AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*([0-9.]+)")
 OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
-START_RE = re.compile(r"^#\s*(?:Collective test starting|Using devices|nccl-tests? version|Check|Errors with asterisks)",
-                       re.IGNORECASE)
+# The header and footer lines nccl-tests prints around its table (src/util.cu, src/common.cu at NVIDIA/nccl-tests
+# master: `Reducing maxBytes ... due to memory limitation`, the blocking/per-iteration/parallel-init notes, the JSON
+# output notes, `GPU memory usage`, `Collective test concluded`).
+START_RE = re.compile(r"^#\s*(?:Collective test (?:starting|concluded)|Using devices|nccl-tests? version|Check|"
+                      r"Errors with asterisks|Reducing maxBytes|Blocking Enabled|Per-Iteration Report|"
+                      r"Parallel Init Enabled|Writing JSON output|skipping json output|GPU memory usage\s*:)",
+                      re.IGNORECASE)
 # Header lines whose words are nccl-tests' own, pasted without their `#` (a page rendered from markdown drops it,
 # and NCCL 1.x printed its closing lines without one).
-UNMARKED_RE = re.compile(r"^\s*(?:Using devices\s*$|Rank\s+\d+\s+(?:uses device|Group\s+\d+\s+Pid|Pid)\s|bytes\s+N\s+type\s+op\b|"
+UNMARKED_RE = re.compile(r"^\s*[\"'`]?(?:nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s|Using devices\s*$|Rank\s+\d+\s+(?:uses device|Group\s+\d+\s+Pid|Pid)\s|bytes\s+N\s+type\s+op\b|"
                          r"size\s+count\s+type\s|out-of-place\s+in-place\s*$|Out of bounds values\s*:|Avg bus bandwidth\s*:)")
 FAIL_RE = re.compile(r"(Test NCCL failure|Test CUDA failure|NCCL failure common|Test failure)\b")
 REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}
