@@ -22,6 +22,7 @@ CANDIDATES = {
     "efa_env_setting": ["efa_ofi_misconfigured"],
     "efa_rx_post_failed": ["container_missing_ib_devices"],
     "efa_mr_enomem": ["container_missing_ib_devices"],
+    "efa_fork_unsafe": ["efa_ofi_misconfigured"],
 }
 ROWS = {row.kind: row for row in signatures.signatures() if row.kind in CANDIDATES}
 EXAMPLES = [(kind, line) for kind, row in ROWS.items() for line in row.examples]
@@ -181,3 +182,19 @@ def test_a_provider_that_does_not_fit_the_instance_is_decided_by_the_walk(tmp_pa
     assert d["root_cause"]["id"] == "efa_ofi_misconfigured" and d["root_cause"]["confidence"] == "high"
     step = next(p for p in d["path"] if p["node"] == "nccl_log.efa")
     assert step["outcome"] == "yes"
+
+
+def test_efas_fork_banner_asks_for_the_fork_setting(tmp_path):
+    # libfabric prov/efa/src/efa_fork_support.c, as printed on stderr (v1.18.0-v2.6.0).
+    text = ("A process has executed an operation involving a call\nto the fork() system call to create a child "
+            "process.\n\nAs a result, the Libfabric EFA provider is operating in\na condition that could result in "
+            "memory corruption or\nother system errors.\n\nFor the Libfabric EFA provider to work safely when fork()\n"
+            "is called please do one of the following:\n1) Set the environment variable:\n          FI_EFA_FORK_SAFE=1\n"
+            "and verify you are using rdma-core v31.1 or later.\n\nOR\n2) Use Linux Kernel 5.13+ with rdma-core v35.0+\n"
+            "\nYour job will now abort.\n")
+    rc, d, path = diagnose_json(tmp_path, text)
+    # The banner's "other system errors." also reads as the system_error row (a bare `system error`), whose
+    # candidates follow at low; the fork kind leads.
+    assert rc == 3 and _ranked(d)[0] == ("efa_ofi_misconfigured", "medium")
+    assert _kinds(d)["efa_fork_unsafe"]["count"] == 3
+    assert d["findings"][0]["supporting"][0] == f"{path}:1: A process has executed an operation involving a call"
