@@ -23,7 +23,9 @@ CANDIDATES = {
     "efa_rx_post_failed": ["container_missing_ib_devices"],
     "efa_mr_enomem": ["container_missing_ib_devices"],
     "efa_fork_unsafe": ["efa_ofi_misconfigured"],
+    "ofi_provider_tcp": ["container_missing_ib_devices", "efa_ofi_misconfigured"],
 }
+NOT_BLOCKING = {"ofi_provider_tcp"}  # the job runs, over TCP
 ROWS = {row.kind: row for row in signatures.signatures() if row.kind in CANDIDATES}
 EXAMPLES = [(kind, line) for kind, row in ROWS.items() for line in row.examples]
 LIBFABRIC_PREFIX = re.compile(r"^libfabric:\d+:\d+:[^:]*:efa:\w+:\w+\(\):\d+<\w+> ")
@@ -50,7 +52,7 @@ def test_every_dev7_kind_is_a_row_with_its_sources():
     table = signatures.candidates()
     for kind, causes in CANDIDATES.items():
         assert [c.cause for c in table.get(kind, ())] == causes, kind
-        assert ROWS[kind].blocking and len(ROWS[kind].source["versions"]) >= 3, kind
+        assert ROWS[kind].blocking is (kind not in NOT_BLOCKING) and len(ROWS[kind].source["versions"]) >= 3, kind
 
 
 @pytest.mark.parametrize("kind,line", EXAMPLES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(EXAMPLES)])
@@ -58,13 +60,15 @@ def test_each_example_in_each_shape_is_its_kind_with_its_candidates(tmp_path, ki
     for text in _shapes(line):
         errors = _errors(tmp_path, text)
         assert list(errors) == [kind], text
-        assert errors[kind]["causes"] == CANDIDATES[kind] and errors[kind]["blocking"] is True, text
+        assert errors[kind]["causes"] == CANDIDATES[kind], text
+        assert errors[kind]["blocking"] is (kind not in NOT_BLOCKING), text
 
 
 def test_the_completion_errors_are_read_before_the_generic_ofi_error_row():
     # Both rows read `NET/OFI ... completed with error`; the status decides, so these come first.
     order = [row.kind for row in signatures.signatures()]
-    for kind in ("efa_remote_unreachable", "efa_no_response", "efa_peer_unresponsive", "ofi_gdr_required"):
+    for kind in ("efa_remote_unreachable", "efa_no_response", "efa_peer_unresponsive", "ofi_gdr_required",
+                 "ofi_provider_tcp"):
         assert order.index(kind) < order.index("ofi_no_device") < order.index("ofi_error"), kind
 
 
@@ -198,3 +202,22 @@ def test_efas_fork_banner_asks_for_the_fork_setting(tmp_path):
     assert rc == 3 and _ranked(d)[0] == ("efa_ofi_misconfigured", "medium")
     assert _kinds(d)["efa_fork_unsafe"]["count"] == 3
     assert d["findings"][0]["supporting"][0] == f"{path}:1: A process has executed an operation involving a call"
+
+
+TCP_PROVIDER = ("ip-10-0-0-1:79:79 [0] NCCL INFO NET/OFI Using aws-ofi-nccl 1.7.4-aws\n"
+                "ip-10-0-0-1:79:79 [0] NCCL INFO NET/OFI Selected Provider is tcp;ofi_rxm (found 1 nics)\n"
+                "ip-10-0-0-1:79:79 [0] NCCL INFO Using network AWS Libfabric\n")
+
+
+def test_the_plugin_on_a_tcp_provider_at_info_asks_whether_efa_is_visible(tmp_path):
+    rc, d, path = diagnose_json(tmp_path, TCP_PROVIDER, "--symptom", "slow")
+    assert rc == 3 and _ranked(d) == [("container_missing_ib_devices", "low"), ("efa_ofi_misconfigured", "low")]
+    assert d["findings"][0]["supporting"] == [f"{path}:2: NET/OFI Selected Provider is tcp;ofi_rxm (found 1 nics)"]
+    assert _kinds(d)["ofi_provider_tcp"]["blocking"] is False
+
+
+@pytest.mark.parametrize("line", ["NET/OFI Selected Provider is efa (found 4 nics)",
+                                  "NET/OFI Selected provider is cxi, fabric is cxi (found 4 nics)",
+                                  "NET/OFI Selected provider is verbs;ofi_rxm, fabric is IB-0xfe80 (found 2 nics)"])
+def test_a_fabric_provider_is_not_the_tcp_fallback(line):
+    assert signatures.match(line).kind != "ofi_provider_tcp"
