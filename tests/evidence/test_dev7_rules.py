@@ -29,7 +29,8 @@ NOT_BLOCKING = {"ofi_provider_tcp"}  # the job runs, over TCP
 ROWS = {row.kind: row for row in signatures.signatures() if row.kind in CANDIDATES}
 EXAMPLES = [(kind, line) for kind, row in ROWS.items() for line in row.examples]
 LIBFABRIC_PREFIX = re.compile(r"^libfabric:\d+:\d+:[^:]*:efa:\w+:\w+\(\):\d+<\w+> ")
-NCCL_WARN = re.compile(r"^\w+:\d+ NCCL WARN ")  # aws-ofi-nccl's `FUNC:LINE NCCL WARN ` before NET/OFI
+# aws-ofi-nccl's `FUNC:LINE NCCL WARN ` before NET/OFI: __PRETTY_FUNCTION__, a C++ signature from the .cpp sources.
+NCCL_WARN = re.compile(r"^(?:\w+|[^:]*::\w+\([^)]*\)):\d+ NCCL WARN ")
 
 
 def _shapes(line: str) -> list[str]:
@@ -136,7 +137,8 @@ def test_libfabric_1_x_err_20_ranks_the_security_group_first(tmp_path):
 
 # aws-ofi-nccl 1.21's own reading of FI_EHOSTUNREACH (src/platform-aws.cpp), with libfabric 2.x's status 15.
 BANNER = (
-    "ip-172-31-10-5:812:990 [3] ofi_process_cq_rail:1336 NCCL WARN NET/OFI Request 0x7f2c1c0a5e00 (send) completed "
+    "ip-172-31-10-5:812:990 [3] virtual void PlatformAWS::log_cq_error(void*, fid_cq*, fi_cq_err_entry*, const char*):1047 "
+    "NCCL WARN NET/OFI Request 0x7f2c1c0a5e00 (send) completed "
     "with error: err: 113, flags: 0, prov_errno: 15, strerror: Unreachable remote - never received a response My EFA "
     "addr: fe80::8ff:c1ff:fe2b:4a1d My host id: i-0a1b2c3d4e5f60718 Peer EFA addr: fe80::84c:7ff:fe3e:91b3 Peer host "
     "id: i-0f1e2d3c4b5a69788, len: 0\n\n"
@@ -221,3 +223,13 @@ def test_the_plugin_on_a_tcp_provider_at_info_asks_whether_efa_is_visible(tmp_pa
                                   "NET/OFI Selected provider is verbs;ofi_rxm, fabric is IB-0xfe80 (found 2 nics)"])
 def test_a_fabric_provider_is_not_the_tcp_fallback(line):
     assert signatures.match(line).kind != "ofi_provider_tcp"
+
+
+def test_the_bulk_path_reads_the_tcp_provider_line_as_the_line_path_does(tmp_path):
+    from tests.evidence.test_fast_path_property import _read
+
+    path = tmp_path / "ranks.log"
+    path.write_text(TCP_PROVIDER * 40)
+    fast, line = _read(path, bulk=True), _read(path, bulk=False)
+    assert line["errors"]["ofi_provider_tcp"]["count"] == 40
+    assert fast == line

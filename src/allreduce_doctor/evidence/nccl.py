@@ -40,7 +40,8 @@ _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_
 # The OFI plugin on a TCP provider is a fallback it reports at INFO only (aws-ofi-nccl `Selected Provider is`).
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                            r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized"
-                           r"|selected provider is (?:tcp|sockets|udp)\b", re.IGNORECASE)
+                           r"|selected provider is tcp|selected provider is sockets|selected provider is udp",
+                           re.IGNORECASE)  # plain words: the bulk path (bulk.py) reads them as substrings
 MAX_HOSTS = 20000
 _BARE_HOST_RE = re.compile(r"\s*([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
 
