@@ -24,6 +24,7 @@ CANDIDATES = {
     "efa_mr_enomem": ["container_missing_ib_devices"],
     "efa_fork_unsafe": ["efa_ofi_misconfigured"],
     "ofi_provider_tcp": ["container_missing_ib_devices", "efa_ofi_misconfigured"],
+    "ofi_host_mr_enomem": ["container_missing_ib_devices"],
 }
 NOT_BLOCKING = {"ofi_provider_tcp"}  # the job runs, over TCP
 ROWS = {row.kind: row for row in signatures.signatures() if row.kind in CANDIDATES}
@@ -69,7 +70,7 @@ def test_the_completion_errors_are_read_before_the_generic_ofi_error_row():
     # Both rows read `NET/OFI ... completed with error`; the status decides, so these come first.
     order = [row.kind for row in signatures.signatures()]
     for kind in ("efa_remote_unreachable", "efa_no_response", "efa_peer_unresponsive", "ofi_gdr_required",
-                 "ofi_provider_tcp"):
+                 "ofi_provider_tcp", "ofi_host_mr_enomem"):
         assert order.index(kind) < order.index("ofi_no_device") < order.index("ofi_error"), kind
 
 
@@ -83,6 +84,9 @@ def test_the_completion_errors_are_read_before_the_generic_ofi_error_row():
     ("rxr_cq_write_tx_error: err: 5, prov_err: Receiver not ready (10)", None),
     ("libfabric:7:1:efa:mr:efa_mr_reg_impl():481<warn> Unable to register MR: Invalid argument", None),
     ("EFA internal error: (4105) Out of memory", "out_of_memory"),  # the existing row, not 4112's
+    # GPU memory (type 2) is not pinned against memlock: the generic registration failure.
+    ("NET/OFI Unable to register memory (type = 2) for device 0. RC: -12, Error: Cannot allocate memory",
+     "ofi_mr_failed"),
 ])
 def test_neighbouring_wordings_are_not_these_kinds(line, kind):
     found = signatures.match(line)
@@ -233,3 +237,16 @@ def test_the_bulk_path_reads_the_tcp_provider_line_as_the_line_path_does(tmp_pat
     fast, line = _read(path, bulk=True), _read(path, bulk=False)
     assert line["errors"]["ofi_provider_tcp"]["count"] == 40
     assert fast == line
+
+
+@pytest.mark.parametrize("text", [
+    "ip-10-0-0-1:79:90 [0] register_mr_buffers:610 NCCL WARN NET/OFI Unable to register memory (type = 1) for "
+    "device 0. RC: -12, Error: Cannot allocate memory\n",
+    "libfabric:7120:1716822307::efa:mr:efa_mr_reg_impl():855<warn> Unable to register MR of 2097152 bytes: Cannot "
+    "allocate memory, ibv pd: 0x55d0c8a0f2a0, total mr reg size 8388608, mr reg count 4\n",
+], ids=["plugin_host_buffer", "libfabric_mr"])
+def test_a_registration_past_the_memlock_limit_is_decided_by_the_walk(tmp_path, text):
+    rc, d, _ = diagnose_json(tmp_path, text)
+    assert rc == 1 and d["root_cause"]["id"] == "container_missing_ib_devices"
+    assert d["root_cause"]["confidence"] == "high"
+    assert next(p for p in d["path"] if p["node"] == "nccl_log.memlock")["outcome"] == "yes"
