@@ -36,9 +36,12 @@ from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the gramm
 _INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_refused", "connect_timeout",
                "no_route", "no_socket_iface", "no_iface_subnet", "plugin_failed", "net_not_found", "wrong_type",
                "gid_change", "port_event", "rdma_core_symbols", "fabric_manager",
-               "libfabric_abi_missing"}
+               "libfabric_abi_missing", "ofi_provider_tcp"}
+# The OFI plugin on a TCP provider is a fallback it reports at INFO only (aws-ofi-nccl `Selected Provider is`).
 _FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
-                           r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized", re.IGNORECASE)
+                           r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized"
+                           r"|selected provider is tcp|selected provider is sockets|selected provider is udp",
+                           re.IGNORECASE)  # plain words: the bulk path (bulk.py) reads them as substrings
 MAX_HOSTS = 20000
 _BARE_HOST_RE = re.compile(r"\s*([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
 
