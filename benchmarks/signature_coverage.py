@@ -164,19 +164,20 @@ def _expansions(code: str, macro: str, params: list[str], skip: tuple[int, int])
     return uses
 
 
-def calls(text: str) -> list[tuple[str, int, str]]:
-    """(level, line, format) of each WARN / INFO call with a literal format; a macro's once per use."""
+def calls(text: str, shared: dict | None = None) -> list[tuple[str, int, str]]:
+    """(level, line, format) of each WARN / INFO call with a literal format; a macro's once per use in
+    this file, a header's macro (`shared`, from header_macros) once per use of it here."""
     code = _code(text)
     found = []
     for m in _CALL_RE.finditer(code):
         if re.search(r"#\s*define\s*$", code[code.rfind("\n", 0, m.start()) + 1:m.start()]):
             continue  # the logger's own #define WARN(...)
-        level = m.group(1)
-        args, _ = _args(code, m.end() - 1)
-        arg = args[0] if level == "WARN" else (args[1] if len(args) > 1 else "")
+        level, arg = _call_format(code, m)
         define = _define_at(code, m.start())
         if define is not None and define[1]:
             macro, params, end = define
+            if macro in (shared or {}):
+                continue  # rendered where it is used
             uses = _expansions(code, macro, params, (code.rfind("#", 0, m.start()), end)) or \
                 [({p: p.upper() for p in params}, m.start())]
         else:
@@ -185,7 +186,37 @@ def calls(text: str) -> list[tuple[str, int, str]]:
             fmt = _format(arg, values)
             if fmt is not None:
                 found.append((level, code.count("\n", 0, at) + 1, fmt))
+    for macro, (params, level, arg) in (shared or {}).items():
+        for values, at in _expansions(code, macro, params, (-1, -1)):
+            fmt = _format(arg, values)
+            if fmt is not None:
+                found.append((level, code.count("\n", 0, at) + 1, fmt))
     return found
+
+
+def _call_format(code: str, m: re.Match) -> tuple[str, str]:
+    level = m.group(1)
+    args, _ = _args(code, m.end() - 1)
+    return level, args[0] if level == "WARN" else (args[1] if len(args) > 1 else "")
+
+
+def header_macros(texts: dict[str, str]) -> dict[str, tuple[list[str], str, str]]:
+    """macro -> (parameters, level, format argument) of each header #define whose WARN / INFO format
+    uses a parameter (include/checks.h SYSCHECK: `"Call to " name " failed"`): __FILE__ is then the
+    file that uses it, so its lines are rendered there."""
+    out = {}
+    for path, text in texts.items():
+        if not path.endswith((".h", ".hpp", ".cuh")):
+            continue
+        code = _code(text)
+        for m in _CALL_RE.finditer(code):
+            define = _define_at(code, m.start())
+            if define is None or not define[1]:
+                continue
+            level, arg = _call_format(code, m)
+            if any(re.search(rf"(?<![\w\"]){re.escape(p)}\b", arg) for p in define[1]):
+                out.setdefault(define[0], (define[1], level, arg))
+    return out
 
 
 def render(fmt: str) -> str:
@@ -236,10 +267,12 @@ def coverage(repo: Path, tag: str) -> dict:
     with_function = prints_function(repo, tag)
     files: dict[str, dict] = {}
     unclassified, info_unread, kinds = [], [], {}
-    for path, text in read_tree(repo, tag).items():
+    texts = read_tree(repo, tag)
+    shared = header_macros(texts)
+    for path, text in texts.items():
         seen = set()
         row = {"warn": 0, "classified": 0, "opaque": 0, "info": 0, "info_read": 0}
-        for level, lineno, fmt in calls(text):
+        for level, lineno, fmt in calls(text, shared):
             msg = render(fmt)
             if (level, msg) in seen or not msg or (level == "INFO" and not INFO_FAILURE_RE.search(msg)):
                 continue
