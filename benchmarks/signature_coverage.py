@@ -153,8 +153,8 @@ def _expansions(code: str, macro: str, params: list[str], skip: tuple[int, int])
     """({param: the text each invocation passes}, its offset) for each use of a macro in the file."""
     uses = []
     for m in re.finditer(rf"(?<![\w#]){re.escape(macro)}\s*\(", code):
-        if skip[0] <= m.start() < skip[1]:
-            continue
+        if skip[0] <= m.start() < skip[1] or re.search(r"#\s*define\s+$", code[:m.start()][-40:]):
+            continue  # the macro's own definition
         args, _ = _args(code, m.end() - 1)
         values = {}
         for name, value in zip(params, args):
