@@ -88,8 +88,8 @@ def test_the_line_is_built_as_the_tag_prints_it():
 
 # -- the floor at the newest tag read (NCCL's own source, from the git mirror) ---------------------------
 NEWEST = coverage.TAGS[-1]
-# Measured at v2.30.7-1: 384 of 683 WARN formats classified (56.2%) with this branch's table, 40 with main's (00d8bf6).
-FLOOR = {"classified": 384, "ratio": 0.56}
+# Measured at v2.30.7-1: 398 of 683 WARN formats classified (58.3%) with this branch's table, 40 with main's (00d8bf6).
+FLOOR = {"classified": 398, "ratio": 0.58}
 
 
 @pytest.mark.skipif(not (coverage.MIRROR / "HEAD").exists(), reason="no NVIDIA/nccl mirror on this machine")
@@ -121,7 +121,7 @@ def test_each_example_is_read_as_its_kind_with_its_host(kind, example, shape):
 
 def test_the_dev6_rows_are_the_block_at_the_end_and_cite_nccl():
     rows = _dev6_rows()
-    assert len(rows) == 36
+    assert len(rows) == 37
     assert {r.source["repo"] for r in rows} == {"NVIDIA/nccl"}
     assert all(r.source["path"].startswith("src/") and r.source["versions"] for r in rows)
 
