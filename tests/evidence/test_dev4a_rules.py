@@ -51,7 +51,7 @@ def test_a_2_30_retry_exceeded_completion_is_read_as_one_and_not_as_cuda_p2p(tmp
 def test_a_2_30_resiliency_line_of_the_ib_transport_is_not_cuda_p2p():
     line = ("transport/net_ib/p2p_resiliency.cc:312 NCCL WARN NET/IB: Could not find a replacement QP for the "
             "failed QP with qpIndex=1 (devIndex=0)")
-    assert signatures.match(line) is None
+    assert signatures.match(line).kind == "ib_device_failed"  # the 2.30 resiliency row (dev6), not cuda_p2p
     assert signatures.match("transport/p2p.cc:221 NCCL WARN P2P IPC handle open failed : invalid argument").kind \
         == "cuda_p2p"
 
@@ -71,7 +71,7 @@ def test_a_gid_table_change_in_each_wording_names_gid_drift(tmp_path):
     for message in ("NET/IB : mlx5_0:1 unknown event type (18)", "NET/IB : mlx5_0:1 GID table changed"):
         _, d = _diagnose(tmp_path, f"{P}transport/net_ib.cc:204 NCCL WARN {message}\n")
         assert _ranked(d) == ["gid_index_drift"], message
-    assert signatures.match("NET/IB : mlx5_0:1 unknown event type (19)") is None  # IBV_EVENT_WQ_FATAL
+    assert signatures.match("NET/IB : mlx5_0:1 unknown event type (19)").kind == "ib_async_event"  # IBV_EVENT_WQ_FATAL
 
 
 def test_a_non_fatal_port_error_of_2_23_and_2_30_is_a_port_event():

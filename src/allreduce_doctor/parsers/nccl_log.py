@@ -54,12 +54,14 @@ def split(text: str) -> tuple[str | None, int | None, str, str, str] | None:
 
 
 _HOST_END_RE = re.compile(r"[\]>|:]")
+# 2.30.7+ print the calling function after FILE:LINE (src/debug.cc: `[%d] %s:%d (%s) NCCL WARN %s`).
+_FUNC_RE = re.compile(r"(:\d+)\s+\([\w~]+(?:\(\))?\)$")
 
 
 @lru_cache(maxsize=4096)  # a rank prints every line under one prefix: a failed job's log repeats each thousands of times
 def _prefix(head: str) -> tuple[str | None, int | None, str]:
     """(host, device, source file) of the text before an NCCL line's level."""
-    head = head.rstrip(" _*`")
+    head = _FUNC_RE.sub(r"\1", head.rstrip(" _*`"))
     src = ""
     last = head.rsplit(None, 1)[-1] if head else ""
     tail = SRC_RE.search(last)  # a launcher tag may be glued on: `[1,3]<stdout>:transport/nvls.cc:165`
