@@ -85,8 +85,8 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     host_where = _blocks_where(scanner.blocks, host_tools)
     for _text, where in scanner.cmdlines:
         host_where.add(where)
-    parts = {"nccl": scanner.nccl.where.text(), "env": scanner.env.where.text(), "tests": scanner.tests.where.text(),
-             "rdma": block_where.text(), **host_v["field_sources"]}
+    parts = {"nccl": scanner.nccl.where, "env": scanner.env.where, "tests": scanner.tests.where, "rdma": block_where,
+             **host.field_wheres(scanner.blocks, scanner.cmdlines)}
     job_v["field_sources"] = job.field_sources(parts)
     job_where = Where()
     for w in (scanner.nccl.where, scanner.env.where, scanner.tests.where, block_where, host_where):

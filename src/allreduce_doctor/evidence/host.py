@@ -8,6 +8,7 @@ from collections import Counter
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import signatures
+from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.kernel import link_flaps
 from allreduce_doctor.probes.derive_job import TOPO_RANK
@@ -221,24 +222,32 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
         degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(
             "pcie_bandwidth_limited")})
     return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
-            "field_sources": _field_sources(blocks, cmdlines),
+            "field_sources": {field: ", ".join(dict.fromkeys(o[0] for o in outputs))
+                              for field, outputs in _field_outputs(blocks, cmdlines).items()},
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
             "kernel_signals": kernel["signals"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
             "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}
 
 
-def _field_sources(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, str]:
-    """field -> the FILE:LINE ranges of the tool outputs it is read from (FIELD_TOOLS), for the fields
-    whose tools the text shows."""
-    where: dict[str, list[str]] = {}
+def _field_outputs(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, list[tuple[str, str, int, int]]]:
+    """field -> (FILE:LINE, file, first, last) of the first 8 tool outputs it is read from (FIELD_TOOLS),
+    for the fields whose tools the text shows."""
+    outputs: dict[str, list[tuple[str, str, int, int]]] = {}
     for b in blocks:
-        where.setdefault(b["tool"], []).append(b["where"])
-    if cmdlines:
-        where["proc_cmdline"] = [w for _text, w in cmdlines]
+        outputs.setdefault(b["tool"], []).append((b["where"], b["file"], b["first"], b["last"]))
+    for _text, where in cmdlines:
+        name, _, line = where.rpartition(":")
+        outputs.setdefault("proc_cmdline", []).append((where, name, int(line), int(line)))
+    found = {field: [o for tool in tools for o in outputs.get(tool, ())][:8] for field, tools in FIELD_TOOLS.items()}
+    return {field: got for field, got in found.items() if got}
+
+
+def field_wheres(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, Where]:
+    """field -> the lines of the tool outputs it is read from, as a Where (job.py merges them)."""
     out = {}
-    for field, tools in FIELD_TOOLS.items():
-        lines = [w for tool in tools for w in where.get(tool, ())]
-        if lines:
-            out[field] = ", ".join(dict.fromkeys(lines[:8]))
+    for field, outputs in _field_outputs(blocks, cmdlines).items():
+        where = out[field] = Where()
+        for _text, name, first, last in outputs:
+            where.add_range(name, first, last)
     return out

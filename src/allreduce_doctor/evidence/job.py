@@ -279,19 +279,15 @@ def bridge(nccl: NcclLog) -> list[dict]:
     return found[:8]
 
 
-def field_sources(parts: dict[str, str]) -> dict[str, str]:
-    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given each part's lines as
-    Where.text() writes them; overlapping parts merge into one range list."""
+def field_sources(parts: dict[str, Where]) -> dict[str, str]:
+    """field -> the FILE:LINE ranges it is computed from (FIELD_PARTS), given the lines of each part;
+    overlapping parts merge into one range list."""
     out = {}
     for field, names in FIELD_PARTS.items():
         where = Where()
-        for text in (parts[n] for n in names if parts.get(n)):
-            for chunk in text.split(", "):  # 'a.txt:1-4,9' per file
-                name, _, spans = chunk.rpartition(":")
-                for span in spans.split(","):
-                    first, _, last = span.partition("-")
-                    if first.isdigit() and (not last or last.isdigit()):
-                        where.add_range(name, int(first), int(last or first))
+        for part in (parts[n] for n in names if parts.get(n)):
+            for name, first, last in part.ranges:
+                where.add_range(name, first, last)
         if where:
             out[field] = where.text()
     return out
