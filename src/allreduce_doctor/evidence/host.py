@@ -222,7 +222,7 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
         degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(
             "pcie_bandwidth_limited")})
     return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
-            "field_sources": {field: ", ".join(dict.fromkeys(o[0] for o in outputs))
+            "field_sources": {field: ", ".join(dict.fromkeys(o["where"] for o in outputs))
                               for field, outputs in _field_outputs(blocks, cmdlines).items()},
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
             "kernel_signals": kernel["signals"],
@@ -230,15 +230,14 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
             "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}
 
 
-def _field_outputs(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, list[tuple[str, str, int, int]]]:
-    """field -> (FILE:LINE, file, first, last) of the first 8 tool outputs it is read from (FIELD_TOOLS),
-    for the fields whose tools the text shows."""
-    outputs: dict[str, list[tuple[str, str, int, int]]] = {}
+def _field_outputs(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, list[dict]]:
+    """field -> the first 8 tool outputs it is read from (FIELD_TOOLS): blocks, and a command line as
+    {"where": FILE:LINE}; for the fields whose tools the text shows."""
+    outputs: dict[str, list[dict]] = {}
     for b in blocks:
-        outputs.setdefault(b["tool"], []).append((b["where"], b["file"], b["first"], b["last"]))
+        outputs.setdefault(b["tool"], []).append(b)
     for _text, where in cmdlines:
-        name, _, line = where.rpartition(":")
-        outputs.setdefault("proc_cmdline", []).append((where, name, int(line), int(line)))
+        outputs.setdefault("proc_cmdline", []).append({"where": where})
     found = {field: [o for tool in tools for o in outputs.get(tool, ())][:8] for field, tools in FIELD_TOOLS.items()}
     return {field: got for field, got in found.items() if got}
 
@@ -248,6 +247,9 @@ def field_wheres(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[st
     out = {}
     for field, outputs in _field_outputs(blocks, cmdlines).items():
         where = out[field] = Where()
-        for _text, name, first, last in outputs:
-            where.add_range(name, first, last)
+        for o in outputs:
+            if "file" in o:
+                where.add_range(o["file"], o["first"], o["last"])
+            else:
+                where.add(o["where"])
     return out
