@@ -70,6 +70,19 @@ def test_two_hosts_on_the_oob_net_are_no_routed_socket_interfaces(tmp_path):
     assert step["outcome"] == "no" and step["value"]["log.nccl.bootstrap"] == {}
 
 
+def test_an_oob_device_is_no_interface_chosen_against_nccl_socket_ifname(tmp_path):
+    # NCCL_SOCKET_IFNAME names an interface; the failing host printed only its OOB device: whether it has ens9 is
+    # not in the text (checks._unverified_ifname), where the device line had read as an interface it chose.
+    text = ("node-a:4242:4301 [0] NCCL INFO NCCL version 2.27.7+cuda12.9\n"
+            "node-a:4242:4301 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens9\n"
+            "node-a:4242:4301 [0] NCCL INFO Bootstrap: Using mlx5_0:1\n"
+            "node-a:4242:4301 [0] misc/socket.cc:578 NCCL WARN socketStartConnect: connect to 10.0.0.1<45763> returned "
+            "Connection refused, exceeded error retry count after 35 attempts\n")
+    rc, d, _ = diagnose_json(tmp_path, text)
+    assert next(s["outcome"] for s in d["path"] if s["node"] == "nccl_log.socket_iface") == "unknown"
+    assert _ranked(d)[0] == ("wrong_socket_ifname", "medium") and d["findings"][0]["contradicting"] == []
+
+
 # -- 2. no_route: NCCL's, the socket layer's or c10d's wording only --------------------------------------
 NOT_NCCL = [
     "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
