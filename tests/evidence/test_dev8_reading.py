@@ -271,7 +271,18 @@ FALLBACKS = [
      "comm=0x7f3a2c01d2b0)", "ib_device_failover", ["ib_port_down"]),  # net_ib/p2p_resiliency.cc v2.30.7-1
     ("NCCL INFO NET/IB : There are mismatched physical devices between local (0,1) and remote (0,2). To disable this "
      "warning, set NCCL_IB_WARN_RAIL_LOCAL=0", "ib_rail_mismatch", []),  # net_ib.cc v2.27.7-1
+    ("NCCL INFO Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next "
+     "state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.1.1, retrying 1/34 after 100 "
+     "msec of sleep", "qp_modify_retry", []),  # misc/ibvwrap.cc v2.24.3-1+
 ]
+
+
+def test_the_modify_qp_warn_after_the_retries_is_still_a_qp_timeout():
+    log = NcclLog()
+    log.feed("node-a:1:2 [0] misc/ibvwrap.cc:301 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, "
+             "on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote "
+             "GID ::ffff:10.0.1.1", "paste.txt:1")
+    assert list(log.errors) == ["qp_timeout"] and log.errors["qp_timeout"]["details"][0]["gid_index"] == 3
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
@@ -338,7 +349,7 @@ def test_the_core_fallback_infos_of_the_newest_tags_are_read():
     spec = importlib.util.spec_from_file_location("signature_coverage", ROOT / "benchmarks" / "signature_coverage.py")
     coverage = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(coverage)
-    floors = {"v2.27.7-1": 14, "v2.30.7-1": 19}  # dev8: 4/61 and 3/120 before, of the same formats
+    floors = {"v2.27.7-1": 15, "v2.30.7-1": 20}  # dev8: 4/61 and 3/120 before, of the same formats
     for tag, floor in floors.items():
         totals = coverage.totals(coverage.coverage(coverage.MIRROR, tag))
         assert totals["core_read"] >= floor and totals["core_info"] >= 60, (tag, totals)

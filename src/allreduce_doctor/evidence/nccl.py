@@ -8,8 +8,8 @@ import re
 from collections import Counter
 
 from allreduce_doctor.evidence import nccl_errors, signatures
-from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE as _FAIL_HINT_RE
 from allreduce_doctor.evidence.lines import Examples, Where
+from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE as _FAIL_HINT_RE
 from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the grammar, re-exported
     BARE_CONN_RE,
     BOOT_NET_RE,
