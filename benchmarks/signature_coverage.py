@@ -11,7 +11,9 @@ the tag's debug.cc prints the function, 2.30.7+). The line goes through the tool
 (NcclLog.feed_quiet, which classifies with nccl_errors.classify): a WARN is classified when it
 lands in a signature kind, unclassified when it lands in `warn_other` (read, but naming no cause).
 A format with no words of its own (`WARN("%s", msg)`) says nothing to classify: it is counted as
-opaque and left out of the ratio.
+opaque and left out of the ratio. An INFO counts when it reports a failure or a fallback NCCL goes on
+after (INFO_FAILURE_RE); it is read when it lands in a kind (most INFO lines that match the words are
+init chatter, and stay unread); the totals give those of NCCL's core files (CORE_INFO) apart.
 
 Prints one line per source file (classified/WARNs at each tag), the totals per tag, and with
 --list the unclassified messages of each tag. Deterministic: the same mirror gives the same figures.
@@ -33,9 +35,15 @@ MIRROR = Path("/work/.mirror/NVIDIA+nccl/repo")
 # 2.4 to the newest tag read; v2.18.6-1 and v2.27.7-1 are the last of their series.
 TAGS = ("v2.4.8-1", "v2.12.12-1", "v2.18.6-1", "v2.21.5-1", "v2.27.7-1", "v2.30.7-1")
 SOURCE_EXT = (".cc", ".c", ".cu", ".cpp", ".h", ".hpp", ".cuh")
-# The words that make an INFO line a failure report (the reader's own hint words, and a few more).
+# The words that make an INFO line a failure report (the reader's own hint words, and a few more), or a
+# fallback NCCL reports and goes on after (`falling back`, `disabled`, `not supported`, `skipped`).
 INFO_FAILURE_RE = re.compile(r"fail|error|unable|cannot|can't|could not|couldn't|refused|timed out|timeout|"
-                             r"not found|no device|abort", re.IGNORECASE)
+                             r"not found|no device|abort|fall(?:ing)? ?back|disabl|not supported|unsupported|"
+                             r"skipped|doesn't exist", re.IGNORECASE)
+# Where NCCL's failure and fallback INFO lines that name a cause live (the transports, the wrappers of
+# libibverbs / CUDA / NVML, init, topology and the plugin loader); RAS, the profiler, GIN's resiliency
+# bookkeeping and the memory manager print theirs elsewhere.
+CORE_INFO = ("src/transport/", "src/misc/", "src/init.cc", "src/graph/", "src/net.cc", "src/plugin/net")
 _LEXEME_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _CALL_RE = re.compile(r"(?<![\w.\"#])(WARN|INFO)\s*\(")
 _DEFINE_RE = re.compile(r"#\s*define\s+(\w+)\(([^)]*)\)")
@@ -263,7 +271,8 @@ def nccl_line(path: str, line: int, level: str, msg: str, with_function: bool) -
 
 
 def coverage(repo: Path, tag: str) -> dict:
-    """{files: {path: {warn, classified, opaque, info, info_read}}, unclassified: [line], kinds: {kind: n}}."""
+    """{files: {path: {warn, classified, opaque, info, info_read, core_info, core_read}}, unclassified: [line],
+    kinds: {kind: n}}: core_* count the INFOs of CORE_INFO's files."""
     with_function = prints_function(repo, tag)
     files: dict[str, dict] = {}
     unclassified, info_unread, kinds = [], [], {}
@@ -271,7 +280,8 @@ def coverage(repo: Path, tag: str) -> dict:
     shared = header_macros(texts)
     for path, text in texts.items():
         seen = set()
-        row = {"warn": 0, "classified": 0, "opaque": 0, "info": 0, "info_read": 0}
+        row = {"warn": 0, "classified": 0, "opaque": 0, "info": 0, "info_read": 0, "core_info": 0, "core_read": 0}
+        core = path.startswith(CORE_INFO)
         for level, lineno, fmt in calls(text, shared):
             msg = render(fmt)
             if (level, msg) in seen or not msg or (level == "INFO" and not INFO_FAILURE_RE.search(msg)):
@@ -287,6 +297,8 @@ def coverage(repo: Path, tag: str) -> dict:
             if level == "INFO":
                 row["info"] += 1
                 row["info_read"] += kind is not None
+                row["core_info"] += core
+                row["core_read"] += core and kind is not None
                 if kind is None:
                     info_unread.append(line[len(HOST_PREFIX):])
                 continue
@@ -301,7 +313,8 @@ def coverage(repo: Path, tag: str) -> dict:
 
 def totals(result: dict) -> dict:
     rows = result["files"].values()
-    out = {key: sum(r[key] for r in rows) for key in ("warn", "classified", "opaque", "info", "info_read")}
+    out = {key: sum(r[key] for r in rows)
+           for key in ("warn", "classified", "opaque", "info", "info_read", "core_info", "core_read")}
     out["ratio"] = round(out["classified"] / out["warn"], 3) if out["warn"] else 0.0
     return out
 
@@ -322,7 +335,8 @@ def _print(results: dict[str, dict], show_list: bool, show_info: bool) -> None:
     for tag in tags:
         t = totals(results[tag])
         print(f"{tag}: WARNs {t['warn']}, classified {t['classified']} ({t['ratio']:.1%}), unclassified "
-              f"{t['warn'] - t['classified']}, opaque {t['opaque']}; failure INFOs {t['info']}, read {t['info_read']}")
+              f"{t['warn'] - t['classified']}, opaque {t['opaque']}; failure INFOs {t['info']}, read {t['info_read']} "
+              f"(transport, misc, init, graph, net plugin: {t['core_read']}/{t['core_info']})")
     for tag in tags if show_list else ():
         print(f"\n# {tag}: unclassified WARNs ({len(results[tag]['unclassified'])})")
         for line in results[tag]["unclassified"]:

@@ -206,6 +206,14 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set
         if other not in node.outcomes:
             continue
         leaf = rs.node(node.outcomes[other].target)
+        # A check that looks for kinds of line (`"connect_refused" in log.nccl.errors`: NCCL's TCP) but said no before
+        # it read them (no two hosts' `Bootstrap : Using` lines) says nothing of a cause the text shows only by
+        # specific kinds it does not look for (an EFA remote unreachable: no TCP connect).
+        looked_for = set(re.findall(r'"(\w+)" in log\.nccl\.errors', node.check))
+        shown_by = set((job.get("errors_by_cause") or {}).get(getattr(leaf, "cause", ""), ())) - GENERIC
+        if looked_for and shown_by and not shown_by & looked_for and \
+                "log.nccl.errors" not in {f["fact"] for f in step.facts}:
+            continue
         # Only lines of the text speak against a cause: a check that said no because nothing was
         # pasted (no FILE:LINE behind it) proves nothing.
         sources = [_own_source(f, own) for f in step.facts]

@@ -9,8 +9,10 @@ from collections import Counter
 
 from allreduce_doctor.evidence import nccl_errors, signatures
 from allreduce_doctor.evidence.lines import Examples, Where
+from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE as _FAIL_HINT_RE
 from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the grammar, re-exported
     BARE_CONN_RE,
+    BOOT_NET_RE,
     BOOT_RE,
     CHANNELS_RE,
     COMM_RE,
@@ -32,16 +34,6 @@ from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the gramm
     split,
 )
 
-# INFO lines that report a failure (NCCL logs some failures at INFO level).
-_INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_refused", "connect_timeout",
-               "no_route", "no_socket_iface", "no_iface_subnet", "plugin_failed", "net_not_found", "wrong_type",
-               "gid_change", "port_event", "rdma_core_symbols", "fabric_manager",
-               "libfabric_abi_missing", "ofi_provider_tcp"}
-# The OFI plugin on a TCP provider is a fallback it reports at INFO only (aws-ofi-nccl `Selected Provider is`).
-_FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
-                           r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized"
-                           r"|selected provider is tcp|selected provider is sockets|selected provider is udp",
-                           re.IGNORECASE)  # plain words: the bulk path (bulk.py) reads them as substrings
 MAX_HOSTS = 20000
 _BARE_HOST_RE = re.compile(r"\s*([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] ")
 
@@ -73,6 +65,7 @@ class NcclLog:
         self.socket_ifaces: dict[str, list] = {}  # host -> [(iface, address)], distinct, at most 8
         self.bootstrap: dict[str, list] = {}
         self.oob: dict[str, list] = {}
+        self.bootstrap_net: dict[str, list] = {}  # host -> ['mlx5_0:1']: the net device its bootstrap runs over
         self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
         self.net_plugins: set[str] = set()  # 'internal' / 'external': what some process's NET plugin search ended in
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
@@ -177,7 +170,7 @@ class NcclLog:
             m = VERSION_RE.search("NCCL " + msg if msg.startswith("version") else msg)
             if m:
                 self._version(m, where, host)
-            return
+                return  # else a message that only begins so (ras.cc `NCCL version mismatch with remote peer`)
         if level in ("WARN", "ABORT", "ERROR") or self._info_failure(msg, src):
             self._failure(level, src, msg, host, where)
             return
@@ -187,7 +180,7 @@ class NcclLog:
         if not _FAIL_HINT_RE.search(msg):
             return False
         kind = nccl_errors.classify(f"{src} {msg}")
-        return kind is not None and kind.name in _INFO_KINDS
+        return kind is not None and kind.name in nccl_errors.INFO_KINDS
 
     def _info(self, host: str | None, msg: str, where: str) -> None:
         m = NETWORK_RE.match(msg)
@@ -208,8 +201,13 @@ class NcclLog:
             return
         m = BOOT_RE.match(msg)
         if m:
-            _keep(self.bootstrap, host or "?", _ifaces(m.group(1)))
-            self.where.key("bootstrap", where)
+            device = BOOT_NET_RE.fullmatch(m.group(1).strip())
+            if device:  # the net plugin's device and port, no socket interface (BOOT_NET_RE's source)
+                _keep(self.bootstrap_net, host or "?", [device.group(0)])
+                self.where.key("bootstrap_net", where)
+            else:
+                _keep(self.bootstrap, host or "?", _ifaces(m.group(1)))
+                self.where.key("bootstrap", where)
             return
         if msg.startswith("NET/Plugin"):
             low = msg.lower()

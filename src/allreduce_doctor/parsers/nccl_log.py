@@ -23,6 +23,10 @@ LIST_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? ?:(?:\s+\d+)+\s*$")
 NETWORK_RE = re.compile(r"^Using network (.+?)\s*$")
 NETUSE_RE = re.compile(r"^NET/([^:]+?) ?: ?Using (.*)$")
 BOOT_RE = re.compile(r"^Bootstrap ?: ?Using (.*)$")
+# With NCCL_OOB_NET_ENABLE=1 (2.24+) the bootstrap runs over a device of the net plugin, printed as NAME:PORT
+# (bootstrap.cc netGetDevice: `Bootstrap: Using %s:%d`, props.name and props.port, `N/A:-1` without them,
+# v2.24.3-1..v2.30.7-1); the socket line always ends in `<port>` (ncclSocketToString).
+BOOT_NET_RE = re.compile(r"(?:[\w.+-]+|N/A):-?\d+")
 ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 OLD_IFACE_RE = re.compile(r"^NET ?: ?Using interface (\S+)$")  # NCCL 2.2: one line per socket interface
 GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
