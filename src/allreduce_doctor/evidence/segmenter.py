@@ -20,6 +20,7 @@ from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
 from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.evidence.reader import STDIN, BlockReader, decode, display_name, is_binary, open_evidence
+from allreduce_doctor.evidence.report_words import ReportWords
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
@@ -107,6 +108,7 @@ class Scanner:
         self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
         self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
         self.bulk = bulk.BulkReader(self.nccl)
+        self.words = ReportWords()  # the reporter's own words: prose lines nothing else placed
 
     # -- files --------------------------------------------------------------------------
     def scan(self, path: str) -> FileReport:
@@ -132,6 +134,7 @@ class Scanner:
             if stream is not None and path != "-":
                 stream.close()
         self._close()
+        self.words.end_file(report)
         return report
 
     def open_file(self, name: str) -> FileReport:
@@ -158,6 +161,7 @@ class Scanner:
         """The end of a file read through take()."""
         self._close()
         self._report.lines, self._report.bytes = lines, size
+        self.words.end_file(self._report)
 
     def _block(self, buf: bytearray, start: int, end: int) -> None:
         report = self._report
@@ -252,6 +256,7 @@ class Scanner:
             report.mark("proc_cmdline", lineno)
         elif (kind := self.env.feed(text, where)) is not None:
             report.mark(kind, lineno)
+            self.words.read(text, where)  # "export NCCL_P2P_DISABLE=1 fixed it": a setting tried, too
         elif (m := _TOOL_CMD_RE.match(text)) is not None:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
@@ -267,6 +272,7 @@ class Scanner:
             report.mark("signature", lineno)
         else:
             report.unplaced.add(where, text.strip())
+            self.words.read(text, where, lineno)
 
     def _close(self) -> None:
         block, self._open = self._open, None
