@@ -28,6 +28,7 @@ WORDS = "from the report's words"
 _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
 _SCALES = ("one_works", "multi_node")
 _NEEDS = {"container"}
+_CANDIDATE_KEYS = {"cause", "next_step", "basis", "needs", "against"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class WordCandidate:
     next_step: str
     basis: str
     needs: str | None = None
+    against: bool = True  # whether a setting that did not help speaks against it (a tried row's candidates)
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,11 @@ def table() -> Table:
     def cands(rows, what: str) -> tuple[WordCandidate, ...]:
         out = []
         for row in rows or []:
-            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) \
+            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= _CANDIDATE_KEYS \
                     or row.get("needs", "container") not in _NEEDS:
                 raise _fail(path, row, f"{what}: a candidate has cause, next_step, basis (and needs: container)")
-            out.append(WordCandidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), row.get("needs")))
+            out.append(WordCandidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), row.get("needs"),
+                                     bool(row.get("against", True))))
         return tuple(out)
 
     try:
@@ -185,8 +188,9 @@ class ReportWords:
         found = []
         for m in _VAR_RE.finditer(text):
             row = next((r for r in t.tried if r.var == m.group(1)), None)
-            if row is not None and (not row.values or m.group(2).strip("'\"") in row.values):
-                found.append((row, m.group(2).strip("'\"")))
+            value = m.group(2).strip("'\"").rstrip(".:!?")  # "I tried NCCL_SHM_DISABLE=1."
+            if row is not None and (not row.values or value in row.values):
+                found.append((row, value))
         for row in t.tried:
             if row.words is not None and row.words.search(text) and all(r is not row for r, _ in found):
                 found.append((row, row.values[0] if row.values else ""))
@@ -213,7 +217,7 @@ class ReportWords:
         self._open = []
         if self.describes_trouble():
             for lineno in kept:
-                report.mark("report_words", lineno)
+                report.place_late("report_words", lineno)
 
     def describes_trouble(self) -> bool:
         return bool(self.trouble) or (self.busbw_above is not None and self.busbw_words)
@@ -246,7 +250,8 @@ def candidates(words: dict | None, symptom: str | None, from_lines: bool) -> lis
         if cand.needs == "container" and not words.get("container"):
             return
         if cand.cause not in out:
-            out[cand.cause] = ([f"{prefix} ({why})"] + [f"{e['source']}: {e['quote']}" for e in lines], cand.next_step)
+            shown = dict.fromkeys(f"{e['source']}: {e['quote']}" for e in lines)  # one line may say both
+            out[cand.cause] = ([f"{prefix} ({why})", *shown], cand.next_step)
 
     for entry in words.get("tried") or []:
         row = next((r for r in t.tried if r.var == entry["var"]), None)
@@ -286,7 +291,7 @@ def against(words: dict | None) -> dict[str, list[str]]:
         row = rows.get(entry["var"])
         if row is None or not row.against or entry["outcome"] != "not_helped":
             continue
-        for cand in row.candidates:
+        for cand in (c for c in row.candidates if c.against):
             out.setdefault(cand.cause, []).append(
                 f"{entry['source']}: {WORDS}: {_setting(entry)} was tried and did not help: {entry['quote']}")
     return out
@@ -299,7 +304,7 @@ def notes(words: dict | None) -> list[str]:
     for entry in (words or {}).get("tried") or []:
         row = rows.get(entry["var"])
         if row is not None and row.against and entry["outcome"] == "not_helped":
-            causes = ", ".join(dict.fromkeys(c.cause for c in row.candidates))
+            causes = ", ".join(dict.fromkeys(c.cause for c in row.candidates if c.against))
             out.append(f"{entry['source']}: {WORDS}: {_setting(entry)} did not help, which speaks against {causes}")
     above = (words or {}).get("busbw_above_rate")
     if above:

@@ -10,6 +10,7 @@ never by the file size.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 import re
@@ -75,6 +76,23 @@ class FileReport:
                 return
         if len(self.segments) < MAX_SEGMENTS:
             self.segments.append([kind, first, last, count])
+        else:
+            self.more_segments += 1
+
+    def place_late(self, kind: str, lineno: int) -> None:
+        """An unplaced line found to count once the file was read (a report's words, evidence/report_words.py):
+        recognized, in its segment in line order, and no longer among the unplaced."""
+        self.recognized += 1
+        where = f"{self.name}:{lineno}"
+        self.unplaced.count -= 1
+        self.unplaced.items = [item for item in self.unplaced.items if item["line"] != where]
+        at = bisect.bisect(self.segments, lineno, key=operator.itemgetter(1))
+        before = self.segments[at - 1] if at else None
+        if before is not None and before[0] == kind and lineno - before[2] <= GAP + 1 \
+                and (at == len(self.segments) or self.segments[at][1] > lineno):
+            before[2], before[3] = max(before[2], lineno), before[3] + 1
+        elif len(self.segments) < MAX_SEGMENTS:
+            self.segments.insert(at, [kind, lineno, lineno, 1])
         else:
             self.more_segments += 1
 
