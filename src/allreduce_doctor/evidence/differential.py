@@ -144,7 +144,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
               if cause in causes and not causes[cause].healthy and not (one_host and cause in BETWEEN_HOSTS)]
     for cause, lines, _step in worded:
         if cause in support:
-            support[cause].extend(lines[1:])
+            support[cause].extend(f"{line} ({report_words.WORDS})" for line in lines[1:])
     if decided:
         # What the runbooks decided comes first, unless the job failed on something it cannot
         # explain (a leftover NCCL_P2P_DISABLE beside retry-exceeded completions): then it ranks
@@ -181,10 +181,10 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     by_words = [Finding(cause, causes[cause].title, causes[cause].severity, causes[cause].owner, WORDS_NODE, None,
                         confidence="low", supporting=lines[:3], next_step=step, contradicting=against.get(cause, [])[:3])
                 for cause, lines, step in worded if cause not in scores][:MAX_CANDIDATES - len(ranked)]
-    if ranked:  # after the sweep's own findings: the words never push a line-read one out of the first three
+    if ranked or rest:  # after every finding read from a line: the words never push one out of the first three
         diag.findings = ranked + rest + [f for f in by_words if f.cause not in {r.cause for r in rest}]
-    else:
-        ranked, diag.findings = by_words, by_words + [f for f in rest if f.cause not in {w.cause for w in by_words}]
+    else:  # the words alone: their candidates are the differential
+        ranked = diag.findings = by_words
     diag.inconclusive += [{"node": "evidence", "reason": note} for note in report_words.notes(words)]
     if not ranked:
         # A measured result at the hardware's limit is a finding; "every check passed" is not one

@@ -21,7 +21,7 @@ from functools import lru_cache
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.evidence.signatures import SYMPTOMS, _fail, _load, _remember
 
-MAX_LINES = 4000  # prose lines read at most: a report's words come first, a log's stray lines after
+MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
 MAX_KEPT = 16  # statements kept of each sort
 FROM_WORDS = "from the report's words only: no NCCL output line"
 WORDS = "from the report's words"
@@ -184,7 +184,6 @@ class ReportWords:
 
     def _tried(self, t: Table, text: str, where: str) -> bool:
         """Settings tried on this line, with the outcome beside them (or on the next line)."""
-        outcome = "not_helped" if t.not_helped.search(text) else "helped" if t.helped.search(text) else None
         found = []
         for m in _VAR_RE.finditer(text):
             row = next((r for r in t.tried if r.var == m.group(1)), None)
@@ -194,6 +193,9 @@ class ReportWords:
         for row in t.tried:
             if row.words is not None and row.words.search(text) and all(r is not row for r, _ in found):
                 found.append((row, row.values[0] if row.values else ""))
+        if not found and not self._open:
+            return False
+        outcome = "not_helped" if t.not_helped.search(text) else "helped" if t.helped.search(text) else None
         if not found:
             if outcome and self._open:  # "Tried NCCL_P2P_DISABLE=1." then "Still hangs."
                 for entry in self._open:
