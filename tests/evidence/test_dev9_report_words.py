@@ -162,3 +162,23 @@ def test_every_row_names_a_cause_of_the_catalogue_with_a_basis():
     assert all(len(c.basis) > 20 and c.next_step for c in rows)
     assert {r.var for r in t.tried} == {"NCCL_P2P_DISABLE", "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE", "NCCL_SOCKET_IFNAME",
                                         "NCCL_IB_GID_INDEX", "NCCL_IB_HCA", "NCCL_CROSS_NIC"}
+
+
+def test_a_hang_on_one_node_names_the_p2p_path(tmp_path):
+    _rc, data, path = diagnose_json(tmp_path, "all_reduce_perf hangs on a single node with 4 GPUs, no error printed.\n")
+    shown = ["from the report's words only: no NCCL output line (the job hangs on one node)",
+             f'{path}:1: "all_reduce_perf hangs on a single node with 4 GPUs, no error printed."']
+    assert [(f["cause"], f["supporting"]) for f in data["findings"]] == [("pcie_acs_enabled", shown),
+                                                                         ("iommu_enabled", shown)]
+
+
+def test_a_hang_that_a_single_node_does_not_show_is_a_multi_node_one(tmp_path):
+    _rc, data, _path = diagnose_json(tmp_path, "NCCL hangs across nodes; it works on a single node.\n")
+    assert [f["cause"] for f in data["findings"]] == ["wrong_socket_ifname", "socket_blocked"]
+
+
+def test_slow_across_nodes_asks_which_network_nccl_chose(tmp_path):
+    _rc, data, _path = diagnose_json(tmp_path, "NCCL all_reduce_perf is very slow between our two nodes.\n")
+    assert [(f["cause"], f["confidence"]) for f in data["findings"]] == [("socket_fallback", "low"),
+                                                                         ("gdr_disabled", "low")]
+    assert data["findings"][0]["next_step"].startswith("paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank")

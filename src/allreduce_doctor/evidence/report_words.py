@@ -26,7 +26,7 @@ MAX_KEPT = 16  # statements kept of each sort
 FROM_WORDS = "from the report's words only: no NCCL output line"
 WORDS = "from the report's words"
 _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
-_SCALES = ("one_works", "multi_node")
+_SCALES = ("one_works", "one_node", "multi_node")
 _NEEDS = {"container"}
 _CANDIDATE_KEYS = {"cause", "next_step", "basis", "needs", "against"}
 
@@ -46,6 +46,7 @@ class Situation:
     says: str
     symptoms: tuple[str, ...]
     scale: tuple[str, ...]
+    unless: tuple[str, ...]  # scales that rule the situation out (a hang on one node that works on one node)
     pattern: re.Pattern | None
     candidates: tuple[WordCandidate, ...]
 
@@ -110,7 +111,7 @@ def table() -> Table:
                 raise _fail(path, row, f"situations.{sid}: kind '{kind}' has no candidates in candidates.yaml")
             reused = tuple(WordCandidate(c.cause, c.next_step, c.basis) for c in found)
             situations.append(Situation(str(sid), str(row["says"]), tuple(when.get("symptoms") or ()),
-                                        tuple(when.get("scale") or ()),
+                                        tuple(when.get("scale") or ()), tuple(when.get("unless") or ()),
                                         rx(row["match"], f"situations.{sid}") if "match" in row else None,
                                         reused + cands(row.get("candidates"), f"situations.{sid}")))
         tried = tuple(Tried(str(row["var"]), tuple(str(v) for v in row.get("values") or ()),
@@ -279,7 +280,7 @@ def _situation_lines(sit: Situation, words: dict, symptom: str | None) -> list[d
     if not trouble or (sit.symptoms and symptom is not None and symptom not in sit.symptoms):
         return []  # a situation is trouble at a scale: a busbw question on two nodes is none
     scale = [words["scale"][s] for s in sit.scale if s in (words.get("scale") or {})]
-    if sit.scale and not scale:
+    if (sit.scale and not scale) or set(sit.unless) & set(words.get("scale") or {}):
         return []
     told = [e for e in trouble if e["symptom"] in sit.symptoms] or trouble
     return told[:1] + scale[:1]
