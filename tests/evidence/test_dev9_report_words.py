@@ -182,3 +182,22 @@ def test_slow_across_nodes_asks_which_network_nccl_chose(tmp_path):
     assert [(f["cause"], f["confidence"]) for f in data["findings"]] == [("socket_fallback", "low"),
                                                                          ("gdr_disabled", "low")]
     assert data["findings"][0]["next_step"].startswith("paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank")
+
+
+def test_a_misspelt_scale_in_the_table_is_one_clear_error(monkeypatch):
+    from pathlib import Path
+
+    from allreduce_doctor.evidence import report_words
+    from allreduce_doctor.evidence.signatures import SignatureError
+
+    good = report_words._load("report_words.yaml")[1]
+    bad = {**good, "situations": {"typo": {"says": "x", "when": {"scale": ["one_nod"]}, "candidates": []}}}
+    monkeypatch.setattr(report_words, "_load", lambda name: (Path("words.yaml"), bad, False))
+    report_words.table.cache_clear()
+    try:
+        with pytest.raises(SignatureError) as err:
+            report_words.table()
+        assert str(err.value) == "words.yaml:0: situations.typo: scale: each is one of one_works, one_node, multi_node"
+    finally:
+        monkeypatch.undo()
+        report_words.table.cache_clear()

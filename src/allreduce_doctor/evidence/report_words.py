@@ -105,6 +105,9 @@ def table() -> Table:
         situations = []
         for sid, row in data["situations"].items():
             when = row.get("when") or {}
+            for key, known in (("symptoms", SYMPTOMS), ("scale", _SCALES), ("unless", _SCALES)):
+                if set(when.get(key) or ()) - set(known):  # a misspelt name would never match: say so
+                    raise _fail(path, row, f"situations.{sid}: {key}: each is one of {', '.join(known)}")
             kind = row.get("kind")
             found = signatures.candidates().get(kind, ()) if kind else ()
             if kind and not found:
