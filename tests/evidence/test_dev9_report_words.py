@@ -201,3 +201,16 @@ def test_a_misspelt_scale_in_the_table_is_one_clear_error(monkeypatch):
     finally:
         monkeypatch.undo()
         report_words.table.cache_clear()
+
+
+def test_a_title_without_nccl_counts_beside_the_sentence_that_names_it(tmp_path):
+    got = facts(tmp_path, "Multi-node training hangs after the upgrade\nWe use NCCL 2.18 over RoCE on 2 nodes.\n")
+    report = got["log.job"]["report"]
+    assert [(e["source"], e["symptom"]) for e in report["trouble"]] == [(f"{tmp_path}/paste.txt:1", "hang")]
+
+
+def test_trouble_words_far_from_any_nccl_word_describe_no_nccl_trouble(tmp_path):
+    text = "The build fails on Monday.\nWe fixed the docs.\nWe moved the office.\nWe bumped NCCL to 2.21.\n"
+    with pytest.raises(EvidenceError) as err:
+        facts(tmp_path, text)
+    assert str(err.value) == f"{tmp_path}/paste.txt: {NOTHING}"

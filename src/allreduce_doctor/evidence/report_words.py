@@ -23,6 +23,8 @@ from allreduce_doctor.evidence.signatures import SYMPTOMS, _fail, _load, _rememb
 
 MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
 MAX_KEPT = 16  # statements kept of each sort
+NEAR = 2  # prose lines between trouble words and the line that names NCCL (a title and its first sentence)
+HEAD = 20  # the first prose lines, where trouble words are read before any line named NCCL
 FROM_WORDS = "from the report's words only: no NCCL output line"
 WORDS = "from the report's words"
 _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
@@ -155,6 +157,8 @@ class ReportWords:
         self.said: dict[str, dict] = {}  # situation id (a `match` row) -> {source, quote}
         self._kept: list[int] = []  # line numbers of this file that said something
         self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
+        self._topic_at = -NEAR - 1  # the last prose line that named NCCL (or RDMA, a collective, ...)
+        self._loose: tuple | None = None  # (line count, entry, lineno): trouble words no NCCL word stood near yet
 
     def read(self, text: str, where: str, lineno: int | None = None) -> None:
         """One prose line; `lineno` when it may count as recognized (a line nothing else placed)."""
@@ -163,11 +167,23 @@ class ReportWords:
         self.lines += 1
         t = table()
         said = self._tried(t, text, where)
-        if t.topic.search(text):
+        topic = t.topic.search(text) is not None
+        if topic:
+            self._topic_at = self.lines
+        near = self.lines - self._topic_at <= NEAR
+        if topic or near or self.lines <= HEAD:  # a title's trouble may stand a line before "NCCL"
             symptom = next((name for name, pattern in t.symptoms if pattern.search(text)), None)
-            if (symptom or t.trouble.search(text)) and len(self.trouble) < MAX_KEPT:
-                self.trouble.append({"source": where, "symptom": symptom, "quote": _quote(text)})
-                said = True
+            if symptom or t.trouble.search(text):
+                entry = {"source": where, "symptom": symptom, "quote": _quote(text)}
+                if topic or near:
+                    said |= self._add_trouble(entry)
+                else:
+                    self._loose = (self.lines, entry, lineno)
+        if topic and self._loose is not None and self.lines - self._loose[0] <= NEAR:
+            if self._add_trouble(self._loose[1]) and self._loose[2] is not None:
+                self._kept.append(self._loose[2])
+            self._loose = None
+        if topic:
             for sit in t.situations:
                 if sit.pattern is not None and sit.id not in self.said and sit.pattern.search(text):
                     self.said[sit.id] = {"source": where, "quote": _quote(text)}
@@ -185,6 +201,12 @@ class ReportWords:
             said = True
         if said and lineno is not None and len(self._kept) < 256:
             self._kept.append(lineno)
+
+    def _add_trouble(self, entry: dict) -> bool:
+        if len(self.trouble) >= MAX_KEPT:
+            return False
+        self.trouble.append(entry)
+        return True
 
     def _tried(self, t: Table, text: str, where: str) -> bool:
         """Settings tried on this line, with the outcome beside them (or on the next line)."""
