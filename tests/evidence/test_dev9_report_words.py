@@ -214,3 +214,10 @@ def test_trouble_words_far_from_any_nccl_word_describe_no_nccl_trouble(tmp_path)
     with pytest.raises(EvidenceError) as err:
         facts(tmp_path, text)
     assert str(err.value) == f"{tmp_path}/paste.txt: {NOTHING}"
+
+
+def test_a_docstring_naming_rdma_beside_error_words_is_still_no_report(tmp_path):
+    text = ('"""Status of a probe.\n\n  not_applicable  no RDMA devices on the node\n'
+            "  error           non-zero exit, timeout, parse failure\n\"\"\"\n")
+    with pytest.raises(EvidenceError):
+        facts(tmp_path, text)

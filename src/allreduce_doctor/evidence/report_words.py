@@ -23,8 +23,7 @@ from allreduce_doctor.evidence.signatures import SYMPTOMS, _fail, _load, _rememb
 
 MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
 MAX_KEPT = 16  # statements kept of each sort
-NEAR = 2  # prose lines between trouble words and the line that names NCCL (a title and its first sentence)
-HEAD = 20  # the first prose lines, where trouble words are read before any line named NCCL
+NEAR = 2  # prose lines from a title's trouble words to the sentence that names NCCL
 FROM_WORDS = "from the report's words only: no NCCL output line"
 WORDS = "from the report's words"
 _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
@@ -157,8 +156,7 @@ class ReportWords:
         self.said: dict[str, dict] = {}  # situation id (a `match` row) -> {source, quote}
         self._kept: list[int] = []  # line numbers of this file that said something
         self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
-        self._topic_at = -NEAR - 1  # the last prose line that named NCCL (or RDMA, a collective, ...)
-        self._loose: tuple | None = None  # (line count, entry, lineno): trouble words no NCCL word stood near yet
+        self._loose: tuple | None = None  # (line count, entry, lineno): a title's trouble words, no NCCL word yet
 
     def read(self, text: str, where: str, lineno: int | None = None) -> None:
         """One prose line; `lineno` when it may count as recognized (a line nothing else placed)."""
@@ -168,14 +166,11 @@ class ReportWords:
         t = table()
         said = self._tried(t, text, where)
         topic = t.topic.search(text) is not None
-        if topic:
-            self._topic_at = self.lines
-        near = self.lines - self._topic_at <= NEAR
-        if topic or near or self.lines <= HEAD:  # a title's trouble may stand a line before "NCCL"
+        if topic or self.lines == 1:  # a title's trouble words count beside the sentence that names NCCL
             symptom = next((name for name, pattern in t.symptoms if pattern.search(text)), None)
             if symptom or t.trouble.search(text):
                 entry = {"source": where, "symptom": symptom, "quote": _quote(text)}
-                if topic or near:
+                if topic:
                     said |= self._add_trouble(entry)
                 else:
                     self._loose = (self.lines, entry, lineno)
