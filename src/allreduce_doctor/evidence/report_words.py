@@ -72,6 +72,7 @@ class Table:
     container: re.Pattern
     busbw_words: re.Pattern
     busbw_above: re.Pattern
+    busbw_note: str
     situations: tuple[Situation, ...]
     tried: tuple[Tried, ...]
 
@@ -127,7 +128,7 @@ def table() -> Table:
                     rx(data["outcomes"]["helped"], "outcomes.helped"),
                     tuple((name, rx(data["scale"][name], f"scale.{name}")) for name in _SCALES),
                     rx(data["container"], "container"), rx(data["busbw_words"], "busbw_words"),
-                    rx(data["busbw_above"], "busbw_above"), tuple(situations), tried)
+                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), tuple(situations), tried)
     except (KeyError, TypeError, AttributeError) as exc:
         raise _fail(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
     if parsed:
@@ -331,14 +332,7 @@ def notes(words: dict | None) -> list[str]:
             out.append(f"{entry['source']}: {WORDS}: {_setting(entry)} did not help, which speaks against {causes}")
     above = (words or {}).get("busbw_above_rate")
     if above:
-        # nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n, the traffic of a ring over all n ranks;
-        # NCCL's tree algorithms send less than that between nodes (the maintainers in NVIDIA/nccl-tests#196
-        # and #22: on two nodes busbw exceeds the NIC rate; with the ring it did not).
-        out.append(f"{above['source']}: {WORDS}: a busbw above the NIC's line rate is not a fault. nccl-tests "
-                   "computes busbw as algbw x 2(n-1)/n, the traffic a ring over all n ranks would carry "
-                   "(doc/PERFORMANCE.md); on two nodes NCCL's tree algorithm sends less than that over the "
-                   "network, so busbw can exceed the NIC rate. To measure the network, rerun all_reduce_perf with "
-                   "NCCL_ALGO=Ring: a ring busbw at large sizes well below the NICs' line rate is a real shortfall")
+        out.append(f"{above['source']}: {WORDS}: {table().busbw_note}")
     return out
 
 
