@@ -61,9 +61,9 @@ def test_stdin_twice():
 
 
 def test_the_message_wording():
-    assert NOTHING == ("no NCCL, RDMA or CUDA signal in this text; paste the NCCL_DEBUG=INFO "
-                       "NCCL_DEBUG_SUBSYS=INIT,NET output of one failing rank, `ibstat`, `show_gids` or the "
-                       "all_reduce_perf table")
+    assert NOTHING == ("this text shows no NCCL output line and describes no NCCL trouble; paste the "
+                       "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output of one failing rank, `ibstat`, `show_gids` "
+                       "or the all_reduce_perf table")
 
 
 def test_crlf_and_latin1(tmp_path):

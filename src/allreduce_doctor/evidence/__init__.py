@@ -6,8 +6,8 @@ environment and launcher lines) turned into Observations, so the same runbooks d
     result.report        # JSON-safe: what was recognized where, and what could not be placed
 
 A file is read as a stream (memory stays flat whatever its size). Any line with a signal counts
-(signatures/signatures.yaml), wherever it stands: a lone line, prose, a mail quote, a comment. A
-file with no signal at all is an error (EvidenceError, a DoctorError, exit 2) that says what to paste.
+(signatures/signatures.yaml), wherever it stands: a lone line, prose, a mail quote, a comment; so do
+the words of a report that describes NCCL trouble (evidence/report_words.py). A file with neither is an error (EvidenceError, a DoctorError, exit 2) that says what to paste.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from allreduce_doctor.evidence.reader import EvidenceError
 from allreduce_doctor.observations import Observation
 
-NOTHING = ("no NCCL, RDMA or CUDA signal in this text; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET "
-           "output of one failing rank, `ibstat`, `show_gids` or the all_reduce_perf table")
+# A report's own words count (evidence/report_words.py): a text is refused only when it has no line that
+# NCCL or a tool printed and does not describe NCCL trouble either.
+NOTHING = ("this text shows no NCCL output line and describes no NCCL trouble; paste the NCCL_DEBUG=INFO "
+           "NCCL_DEBUG_SUBSYS=INIT,NET output of one failing rank, `ibstat`, `show_gids` or the all_reduce_perf table")
 EMPTY = "the file is empty; paste NCCL_DEBUG=INFO output or tool output"
 
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.evidence import gaps, signatures
+from allreduce_doctor.evidence import gaps, report_words, signatures
 from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
 from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
 from allreduce_doctor.status import INCONCLUSIVE
 
 MAX_CANDIDATES = 3
+WORDS_NODE = "evidence.report_words"  # a candidate read from the report's words only
 _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
@@ -85,6 +86,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             errors.setdefault(kind, entry)  # a dmesg block's lines the signature table names (host.py _signal)
     if symptom is None and HANG_FRAMES & set(errors):
         symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
+    words = (job or {}).get("report")  # the reporter's own words (evidence/report_words.py)
+    if symptom is None and words:
+        symptom = words.get("symptom")  # what they saw, when no --symptom said it
     one_host = (job or {}).get("scope") == "intra"
     for kind, entry in errors.items():
         cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and c.cause in BETWEEN_HOSTS))
@@ -132,6 +136,15 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
+    # Words only add: a line of the report backs a candidate or speaks against it, never reorders the lines'.
+    for cause, lines in report_words.against(words).items():
+        against.setdefault(cause, []).extend(lines)
+    worded = [(cause, lines, step) for cause, lines, step in
+              report_words.candidates(words, symptom, bool((nccl or {}).get("lines")))
+              if cause in causes and not causes[cause].healthy and not (one_host and cause in BETWEEN_HOSTS)]
+    for cause, lines, _step in worded:
+        if cause in support:
+            support[cause].extend(f"{line} ({report_words.WORDS})" for line in lines[1:])
     if decided:
         # What the runbooks decided comes first, unless the job failed on something it cannot
         # explain (a leftover NCCL_P2P_DISABLE beside retry-exceeded completions): then it ranks
@@ -165,7 +178,14 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for finding in rest:
         if finding.cause == decided:  # decided, but not what the job failed on: still a fact
             finding.confidence, finding.next_step = "high", _verify(causes, decided)
-    diag.findings = ranked + rest
+    by_words = [Finding(cause, causes[cause].title, causes[cause].severity, causes[cause].owner, WORDS_NODE, None,
+                        confidence="low", supporting=lines[:3], next_step=step, contradicting=against.get(cause, [])[:3])
+                for cause, lines, step in worded if cause not in scores][:MAX_CANDIDATES - len(ranked)]
+    if ranked or rest:  # after every finding read from a line: the words never push one out of the first three
+        diag.findings = ranked + rest + [f for f in by_words if f.cause not in {r.cause for r in rest}]
+    else:  # the words alone: their candidates are the differential
+        ranked = diag.findings = by_words
+    diag.inconclusive += [{"node": "evidence", "reason": note} for note in report_words.notes(words)]
     if not ranked:
         # A measured result at the hardware's limit is a finding; "every check passed" is not one
         # from text that shows no node.
@@ -187,8 +207,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     if head.confidence != "high":  # the text points at it without deciding it
         diag.verdict = INCONCLUSIVE
         diag.healthy = None
-        diag.inconclusive.append({"node": "evidence", "reason": f"the text suggests {head.cause} but does not "
-                                                                 f"decide it: {head.next_step}"})
+        reason = (f"the report's words suggest {head.cause} but do not decide it: {head.next_step}"
+                  if head.node == WORDS_NODE else f"the text suggests {head.cause} but does not decide it: {head.next_step}")
+        diag.inconclusive.append({"node": "evidence", "reason": reason})
     return diag
 
 

@@ -130,6 +130,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,
         "kernel_signals": host_v.get("kernel_signals") or {}, "host_sources": host_v.get("field_sources") or {},
         "down_netdevs": rdma.down_netdevs(rdma_v),
+        **({"report": words} if (words := scanner.words.summary()) else {}),  # the reporter's own words
     }
 
 

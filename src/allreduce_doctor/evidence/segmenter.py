@@ -10,6 +10,7 @@ never by the file size.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 import re
@@ -20,6 +21,7 @@ from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
 from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.evidence.reader import STDIN, BlockReader, decode, display_name, is_binary, open_evidence
+from allreduce_doctor.evidence.report_words import ReportWords
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
@@ -77,6 +79,23 @@ class FileReport:
         else:
             self.more_segments += 1
 
+    def place_late(self, kind: str, lineno: int) -> None:
+        """An unplaced line found to count once the file was read (a report's words, evidence/report_words.py):
+        recognized, in its segment in line order, and no longer among the unplaced."""
+        self.recognized += 1
+        where = f"{self.name}:{lineno}"
+        self.unplaced.count -= 1
+        self.unplaced.items = [item for item in self.unplaced.items if item["line"] != where]
+        at = bisect.bisect(self.segments, lineno, key=operator.itemgetter(1))
+        before = self.segments[at - 1] if at else None
+        if before is not None and before[0] == kind and lineno - before[2] <= GAP + 1 \
+                and (at == len(self.segments) or self.segments[at][1] > lineno):
+            before[2], before[3] = max(before[2], lineno), before[3] + 1
+        elif len(self.segments) < MAX_SEGMENTS:
+            self.segments.insert(at, [kind, lineno, lineno, 1])
+        else:
+            self.more_segments += 1
+
     def to_dict(self) -> dict:
         return {
             "file": self.name, "lines": self.lines, "bytes": self.bytes, "recognized_lines": self.recognized,
@@ -107,6 +126,7 @@ class Scanner:
         self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
         self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
         self.bulk = bulk.BulkReader(self.nccl)
+        self.words = ReportWords()  # the reporter's own words: prose lines nothing else placed
 
     # -- files --------------------------------------------------------------------------
     def scan(self, path: str) -> FileReport:
@@ -132,6 +152,7 @@ class Scanner:
             if stream is not None and path != "-":
                 stream.close()
         self._close()
+        self.words.end_file(report)
         return report
 
     def open_file(self, name: str) -> FileReport:
@@ -158,6 +179,7 @@ class Scanner:
         """The end of a file read through take()."""
         self._close()
         self._report.lines, self._report.bytes = lines, size
+        self.words.end_file(self._report)
 
     def _block(self, buf: bytearray, start: int, end: int) -> None:
         report = self._report
@@ -252,6 +274,7 @@ class Scanner:
             report.mark("proc_cmdline", lineno)
         elif (kind := self.env.feed(text, where)) is not None:
             report.mark(kind, lineno)
+            self.words.read(text, where)  # "export NCCL_P2P_DISABLE=1 fixed it": a setting tried, too
         elif (m := _TOOL_CMD_RE.match(text)) is not None:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
@@ -267,6 +290,7 @@ class Scanner:
             report.mark("signature", lineno)
         else:
             report.unplaced.add(where, text.strip())
+            self.words.read(text, where, lineno)
 
     def _close(self) -> None:
         block, self._open = self._open, None

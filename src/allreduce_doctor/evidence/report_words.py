@@ -1,0 +1,340 @@
+"""What a report of NCCL trouble says in the reporter's own words (signatures/report_words.yaml).
+
+Many reports carry no NCCL output line at all: a title, a few sentences, what was tried. The segmenter
+gives this reader the prose lines nothing else recognized (and the setting lines, for what was tried);
+it keeps what they say: the symptom the reporter saw, the scale (works on one node, fails across nodes),
+the settings tried and whether they helped, and a busbw said to exceed the network's rate. A report
+"describes NCCL trouble" when a line names NCCL (or RDMA, a collective, ...) beside a trouble word; only
+then do its lines count as recognized, so a lone "NCCL" in an unrelated text is still refused.
+
+The candidates read from words are always low confidence and never outrank a line-read one
+(evidence/differential.py). env.py keeps ignoring assignments in prose for the job's settings: here
+they are what the reporter TRIED, with the outcome word beside them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from allreduce_doctor.evidence import signatures
+from allreduce_doctor.evidence.signatures import SYMPTOMS, _fail, _load, _remember
+
+MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
+MAX_KEPT = 16  # statements kept of each sort
+NEAR = 2  # prose lines from a title's trouble words to the sentence that names NCCL
+FROM_WORDS = "from the report's words only: no NCCL output line"
+WORDS = "from the report's words"
+_VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
+_SCALES = ("one_works", "one_node", "multi_node")
+_NEEDS = {"container"}
+_CANDIDATE_KEYS = {"cause", "next_step", "basis", "needs", "against"}
+
+
+@dataclass(frozen=True)
+class WordCandidate:
+    cause: str
+    next_step: str
+    basis: str
+    needs: str | None = None
+    against: bool = True  # whether a setting that did not help speaks against it (a tried row's candidates)
+
+
+@dataclass(frozen=True)
+class Situation:
+    id: str
+    says: str
+    symptoms: tuple[str, ...]
+    scale: tuple[str, ...]
+    unless: tuple[str, ...]  # scales that rule the situation out (a hang on one node that works on one node)
+    pattern: re.Pattern | None
+    candidates: tuple[WordCandidate, ...]
+
+
+@dataclass(frozen=True)
+class Tried:
+    var: str
+    values: tuple[str, ...]  # the values that switch something off (any value when empty)
+    words: re.Pattern | None
+    candidates: tuple[WordCandidate, ...]
+    against: bool
+
+
+@dataclass(frozen=True)
+class Table:
+    topic: re.Pattern
+    symptoms: tuple[tuple[str, re.Pattern], ...]
+    trouble: re.Pattern
+    not_helped: re.Pattern
+    helped: re.Pattern
+    scale: tuple[tuple[str, re.Pattern], ...]
+    container: re.Pattern
+    busbw_words: re.Pattern
+    busbw_above: re.Pattern
+    busbw_note: str
+    situations: tuple[Situation, ...]
+    tried: tuple[Tried, ...]
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    """The rows of report_words.yaml, checked (a bad row is one FILE: error)."""
+    path, data, parsed = _load("report_words.yaml")
+    if not isinstance(data, dict):
+        raise _fail(path, data, "expected a mapping with topic, symptoms, outcomes, scale, situations, tried")
+
+    def rx(value, what: str) -> re.Pattern:
+        try:
+            return re.compile(str(value), re.IGNORECASE)
+        except re.error as exc:
+            raise _fail(path, data, f"{what}: bad pattern: {exc}") from None
+
+    def cands(rows, what: str) -> tuple[WordCandidate, ...]:
+        out = []
+        for row in rows or []:
+            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= _CANDIDATE_KEYS \
+                    or row.get("needs", "container") not in _NEEDS:
+                raise _fail(path, row, f"{what}: a candidate has cause, next_step, basis (and needs: container)")
+            out.append(WordCandidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), row.get("needs"),
+                                     bool(row.get("against", True))))
+        return tuple(out)
+
+    try:
+        symptoms = tuple((name, rx(data["symptoms"][name], f"symptoms.{name}")) for name in data["symptoms"])
+        if set(dict(symptoms)) != set(SYMPTOMS):
+            raise _fail(path, data, f"symptoms: exactly {', '.join(SYMPTOMS)}")
+        situations = []
+        for sid, row in data["situations"].items():
+            when = row.get("when") or {}
+            for key, known in (("symptoms", SYMPTOMS), ("scale", _SCALES), ("unless", _SCALES)):
+                if set(when.get(key) or ()) - set(known):  # a misspelt name would never match: say so
+                    raise _fail(path, row, f"situations.{sid}: {key}: each is one of {', '.join(known)}")
+            kind = row.get("kind")
+            found = signatures.candidates().get(kind, ()) if kind else ()
+            if kind and not found:
+                raise _fail(path, row, f"situations.{sid}: kind '{kind}' has no candidates in candidates.yaml")
+            reused = tuple(WordCandidate(c.cause, c.next_step, c.basis) for c in found)
+            situations.append(Situation(str(sid), str(row["says"]), tuple(when.get("symptoms") or ()),
+                                        tuple(when.get("scale") or ()), tuple(when.get("unless") or ()),
+                                        rx(row["match"], f"situations.{sid}") if "match" in row else None,
+                                        reused + cands(row.get("candidates"), f"situations.{sid}")))
+        tried = tuple(Tried(str(row["var"]), tuple(str(v) for v in row.get("values") or ()),
+                            rx(row["words"], f"tried.{row['var']}") if "words" in row else None,
+                            cands(row["candidates"], f"tried.{row['var']}"), bool(row.get("against", True)))
+                      for row in data["tried"])
+        out = Table(rx(data["topic"], "topic"), symptoms, rx(data["trouble"], "trouble"),
+                    rx(data["outcomes"]["not_helped"], "outcomes.not_helped"),
+                    rx(data["outcomes"]["helped"], "outcomes.helped"),
+                    tuple((name, rx(data["scale"][name], f"scale.{name}")) for name in _SCALES),
+                    rx(data["container"], "container"), rx(data["busbw_words"], "busbw_words"),
+                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), tuple(situations), tried)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise _fail(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
+    if parsed:
+        _remember(path, data)
+    return out
+
+
+def _quote(text: str) -> str:
+    from allreduce_doctor.redact import redact_text  # a pasted line is shown back: secrets redacted first
+
+    text = " ".join(text.split())
+    return '"' + redact_text(text if len(text) <= 120 else text[:117] + "...") + '"'
+
+
+class ReportWords:
+    """What the prose lines of one reading say (bounded in size)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.trouble: list[dict] = []  # {source, symptom, quote}: a line naming NCCL beside a trouble word
+        self.scale: dict[str, dict] = {}  # one_works / multi_node -> {source, quote}
+        self.container: str | None = None
+        self.busbw_words = False
+        self.busbw_above: dict | None = None
+        self.tried: list[dict] = []  # {var, value, outcome, source, quote}
+        self.said: dict[str, dict] = {}  # situation id (a `match` row) -> {source, quote}
+        self._kept: list[int] = []  # line numbers of this file that said something
+        self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
+        self._loose: tuple | None = None  # (line count, entry, lineno): a title's trouble words, no NCCL word yet
+
+    def read(self, text: str, where: str, lineno: int | None = None) -> None:
+        """One prose line; `lineno` when it may count as recognized (a line nothing else placed)."""
+        if self.lines >= MAX_LINES:
+            return
+        self.lines += 1
+        t = table()
+        said = self._tried(t, text, where)
+        topic = t.topic.search(text) is not None
+        if topic or self.lines == 1:  # a title's trouble words count beside the sentence that names NCCL
+            symptom = next((name for name, pattern in t.symptoms if pattern.search(text)), None)
+            if symptom or t.trouble.search(text):
+                entry = {"source": where, "symptom": symptom, "quote": _quote(text)}
+                if topic:
+                    said |= self._add_trouble(entry)
+                else:
+                    self._loose = (self.lines, entry, lineno)
+        if topic and self._loose is not None and self.lines - self._loose[0] <= NEAR:
+            if self._add_trouble(self._loose[1]) and self._loose[2] is not None:
+                self._kept.append(self._loose[2])
+            self._loose = None
+        if topic:
+            for sit in t.situations:
+                if sit.pattern is not None and sit.id not in self.said and sit.pattern.search(text):
+                    self.said[sit.id] = {"source": where, "quote": _quote(text)}
+                    said = True
+        for name, pattern in t.scale:
+            if name not in self.scale and pattern.search(text):
+                self.scale[name] = {"source": where, "quote": _quote(text)}
+                said = True
+        if self.container is None and t.container.search(text):
+            self.container = where
+        if not self.busbw_words and t.busbw_words.search(text):
+            self.busbw_words = True
+        if self.busbw_above is None and t.busbw_above.search(text):
+            self.busbw_above = {"source": where, "quote": _quote(text)}
+            said = True
+        if said and lineno is not None and len(self._kept) < 256:
+            self._kept.append(lineno)
+
+    def _add_trouble(self, entry: dict) -> bool:
+        if len(self.trouble) >= MAX_KEPT:
+            return False
+        self.trouble.append(entry)
+        return True
+
+    def _tried(self, t: Table, text: str, where: str) -> bool:
+        """Settings tried on this line, with the outcome beside them (or on the next line)."""
+        found = []
+        for m in _VAR_RE.finditer(text):
+            row = next((r for r in t.tried if r.var == m.group(1)), None)
+            value = m.group(2).strip("'\"").rstrip(".:!?")  # "I tried NCCL_SHM_DISABLE=1."
+            if row is not None and (not row.values or value in row.values):
+                found.append((row, value))
+        for row in t.tried:
+            if row.words is not None and row.words.search(text) and all(r is not row for r, _ in found):
+                found.append((row, row.values[0] if row.values else ""))
+        if not found and not self._open:
+            return False
+        outcome = "not_helped" if t.not_helped.search(text) else "helped" if t.helped.search(text) else None
+        if not found:
+            if outcome and self._open:  # "Tried NCCL_P2P_DISABLE=1." then "Still hangs."
+                for entry in self._open:
+                    entry["outcome"] = outcome
+                self._open = []
+                return True
+            self._open = []
+            return False
+        entries = []
+        for row, value in found:
+            if len(self.tried) < MAX_KEPT:
+                entry = {"var": row.var, "value": value, "outcome": outcome, "source": where, "quote": _quote(text)}
+                self.tried.append(entry)
+                entries.append(entry)
+        self._open = [] if outcome else entries
+        return True
+
+    def end_file(self, report) -> None:
+        """Mark the lines of the file just read that said something, once the reading describes trouble."""
+        kept, self._kept = self._kept, []
+        self._open = []
+        if self.describes_trouble():
+            for lineno in kept:
+                report.place_late("report_words", lineno)
+
+    def describes_trouble(self) -> bool:
+        return bool(self.trouble) or (self.busbw_above is not None and self.busbw_words)
+
+    def summary(self) -> dict | None:
+        """What the words say (log.job's `report`), or None when they describe no NCCL trouble."""
+        if not self.describes_trouble():
+            return None
+        told = [e for e in self.trouble if e["symptom"]]
+        first = min(told, key=lambda e: SYMPTOMS.index(e["symptom"]), default=None)
+        return {"symptom": first["symptom"] if first else None, "symptom_source": first["source"] if first else None,
+                "trouble": self.trouble[:4], "scale": dict(self.scale), "container": self.container,
+                "tried": list(self.tried), "said": dict(self.said),
+                "busbw_above_rate": self.busbw_above if self.busbw_words else None}
+
+
+# -- what the words mean for the ranked differential ------------------------------------------------
+
+def candidates(words: dict | None, symptom: str | None, from_lines: bool) -> list[tuple[str, list[str], str]]:
+    """(cause, supporting lines, next step) read from the words, most likely first: a setting the reporter
+    tried that helped (their own experiment), then the situations the report describes; a candidate a
+    setting that did not help speaks against goes last. `from_lines`: the text has NCCL lines too."""
+    if not words:
+        return []
+    t = table()
+    prefix = WORDS if from_lines else FROM_WORDS
+    out: dict[str, tuple[list[str], str]] = {}
+
+    def add(cand: WordCandidate, why: str, lines: list[dict]) -> None:
+        if cand.needs == "container" and not words.get("container"):
+            return
+        if cand.cause not in out:
+            shown = dict.fromkeys(f"{e['source']}: {e['quote']}" for e in lines)  # one line may say both
+            out[cand.cause] = ([f"{prefix} ({why})", *shown], cand.next_step)
+
+    for entry in words.get("tried") or []:
+        row = next((r for r in t.tried if r.var == entry["var"]), None)
+        if row is not None and entry["outcome"] == "helped":
+            for cand in row.candidates:
+                add(cand, f"{_setting(entry)} helped", [entry])
+    for sit in t.situations:
+        lines = _situation_lines(sit, words, symptom)
+        if lines:
+            for cand in sit.candidates:
+                add(cand, sit.says, lines)
+    spoken = against(words)
+    order = sorted(out, key=lambda cause: cause in spoken)  # stable: the uncontradicted keep their order
+    return [(cause, *out[cause]) for cause in order]
+
+
+def _situation_lines(sit: Situation, words: dict, symptom: str | None) -> list[dict]:
+    """The lines that show the situation, or [] when the words do not describe it."""
+    if sit.pattern is not None:
+        said = (words.get("said") or {}).get(sit.id)
+        return [said] if said else []
+    trouble = words.get("trouble") or []
+    if not trouble or (sit.symptoms and symptom is not None and symptom not in sit.symptoms):
+        return []  # a situation is trouble at a scale: a busbw question on two nodes is none
+    scale = [words["scale"][s] for s in sit.scale if s in (words.get("scale") or {})]
+    if (sit.scale and not scale) or set(sit.unless) & set(words.get("scale") or {}):
+        return []
+    told = [e for e in trouble if e["symptom"] in sit.symptoms] or trouble
+    return told[:1] + scale[:1]
+
+
+def against(words: dict | None) -> dict[str, list[str]]:
+    """cause -> the lines of settings tried that did not help, of the causes that setting would have fixed."""
+    out: dict[str, list[str]] = {}
+    rows = {r.var: r for r in table().tried}
+    for entry in (words or {}).get("tried") or []:
+        row = rows.get(entry["var"])
+        if row is None or not row.against or entry["outcome"] != "not_helped":
+            continue
+        for cand in (c for c in row.candidates if c.against):
+            out.setdefault(cand.cause, []).append(
+                f"{entry['source']}: {WORDS}: {_setting(entry)} was tried and did not help: {entry['quote']}")
+    return out
+
+
+def notes(words: dict | None) -> list[str]:
+    """What the words rule out, and a busbw above the network's rate, as lines for the Diagnosis."""
+    out = []
+    rows = {r.var: r for r in table().tried}
+    for entry in (words or {}).get("tried") or []:
+        row = rows.get(entry["var"])
+        if row is not None and row.against and entry["outcome"] == "not_helped":
+            causes = ", ".join(dict.fromkeys(c.cause for c in row.candidates if c.against))
+            out.append(f"{entry['source']}: {WORDS}: {_setting(entry)} did not help, which speaks against {causes}")
+    above = (words or {}).get("busbw_above_rate")
+    if above:
+        out.append(f"{above['source']}: {WORDS}: {table().busbw_note}")
+    return out
+
+
+def _setting(entry: dict) -> str:
+    return f"{entry['var']}={entry['value']}" if entry["value"] else entry["var"]
