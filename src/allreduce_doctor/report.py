@@ -11,7 +11,7 @@ import json
 from allreduce_doctor.busbw import phrase
 from allreduce_doctor.oneline import observed_text, read_status, short, step_badge  # noqa: F401 - the views import them from here too
 from allreduce_doctor.sanitize import fields
-from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_PASS, VERDICT_HEADLINE, verdict_headline
+from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_NA, STEP_PASS, VERDICT_HEADLINE, verdict_headline
 
 VERDICT_WORDS = {verdict: headline.upper() for verdict, headline in VERDICT_HEADLINE.items()}
 
@@ -86,7 +86,8 @@ def render_text(d: dict) -> str:
         out.append(f"  [{STEP_BADGE.get(badge, badge)}] {step.get('title') or step['node']}")
         if badge != STEP_PASS:
             out.append(f"         -> {step.get('means', '')}")
-            if step.get("value") not in (None, "", [], {}):
+            # n.a.: nothing to judge (no such hardware, no such line), so no value to show
+            if badge != STEP_NA and step.get("value") not in (None, "", [], {}):
                 out.append(f"         value: {short(step['value'])}")
     rows = [r for r in d.get("evidence", []) if r.get("node") in deciding]
     witnesses = {f.get("node"): f.get("value") for f in d.get("findings", [])}

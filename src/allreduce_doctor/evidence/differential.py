@@ -25,7 +25,7 @@ import re
 from allreduce_doctor.evidence import gaps, report_words, signatures
 from allreduce_doctor.runbook.diagnosis import Diagnosis, Finding
 from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
-from allreduce_doctor.status import INCONCLUSIVE
+from allreduce_doctor.status import INCONCLUSIVE, STEP_NA, STEP_PASS
 
 MAX_CANDIDATES = 3
 WORDS_NODE = "evidence.report_words"  # a candidate read from the report's words only
@@ -64,6 +64,9 @@ BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_b
 KERNEL_CHECKS = {"pcie_aer_uncorrected": "trunk.pcie_aer", "peermem_error": "trunk.peermem_errors"}
 COLLECT = ("nothing in this text points at a cause; paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET output "
            "of one failing rank, `ibstat`, `show_gids` and the all_reduce_perf table")
+
+
+UNSHOWN = "not judged: the text shows no line this check reads"
 
 
 def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None = None,
@@ -121,6 +124,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     # A frame or a timeout says where a rank waits: no check of NCCL's lines reads it against a cause.
     context_lines = {str(e.get("source")) for k, e in errors.items() if k in CONTEXT}
     against = _contradicted(diag, rs, job or {}, context_lines)
+    _unshown(diag, job or {})
     # The log's GDR and socket steps say no when no line shows what NCCL chose: nothing to judge.
     if ((job or {}).get("gdr") or {}).get("state") == "unknown":
         against.pop("gdr_disabled", None)
@@ -242,6 +246,29 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set
         if isinstance(leaf, CauseLeaf) and lines and not set(lines) <= context_lines:
             out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
     return out
+
+
+def _unshown(diag: Diagnosis, job: dict) -> None:
+    """A check of the log's runbook that passed with no line of the text behind any of its facts judged
+    nothing (the text shows no NCCL line of that kind because it shows none at all): its badge is n.a.,
+    not pass. Missing is never healthy (DESIGN.md, the truth rules); its outcome and the walk stay."""
+    own = _own(job)
+    for step in diag.path:
+        if step.badge != STEP_PASS or not step.node.startswith("nccl_log.") or not step.facts:
+            continue
+        if not any(_LINE_RE.search(_fact_lines(f, own)) for f in step.facts):
+            step.badge, step.means = STEP_NA, UNSHOWN
+
+
+def _fact_lines(fact_row: dict, own: dict[str, dict[str, str]]) -> str:
+    """The lines behind a step's fact: a log.host / log.job field's own parts where it has them, else the
+    observation's."""
+    observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
+    table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
+    field = rest.split(".")[0]
+    if table is not None and field in table:
+        return table[field]
+    return str(fact_row.get("source") or "")
 
 
 def _own(job: dict | None) -> dict[str, dict[str, str]]:

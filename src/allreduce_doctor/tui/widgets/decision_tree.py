@@ -11,9 +11,12 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from allreduce_doctor.status import STEP_NA
 from allreduce_doctor.tui.tree_model import BADGES, DiagnosisModel, node_title
 
 BADGE_WIDTH = 6  # "[FAIL]"
+# A status's component class: a CSS class name holds no dot (n.a.).
+STATUS_CLASS = {STEP_NA: "na"}
 
 
 @dataclass
@@ -25,11 +28,13 @@ class Item:
 
 class DecisionTree(Tree[Item]):
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | {
-        "decision--pass", "decision--fail", "decision--unknown", "decision--not_reached", "decision--group"}
+        "decision--pass", "decision--fail", "decision--unknown", "decision--na", "decision--not_reached",
+        "decision--group"}
     DEFAULT_CSS = """
     DecisionTree > .decision--pass { color: $text-success; }
     DecisionTree > .decision--fail { color: $text-error; text-style: bold; }
     DecisionTree > .decision--unknown { color: $text-warning; text-style: bold; }
+    DecisionTree > .decision--na { color: $text-muted; }
     DecisionTree > .decision--not_reached { color: $text-muted; }
     DecisionTree > .decision--group { text-style: bold; }
     """
@@ -100,7 +105,8 @@ class DecisionTree(Tree[Item]):
         label = node.label.copy() if isinstance(node.label, Text) else Text(str(node.label))
         item = node.data
         if item is not None and item.status:
-            label.stylize(self.get_component_rich_style(f"decision--{item.status}", partial=True), 0, BADGE_WIDTH)
+            label.stylize(self.get_component_rich_style(f"decision--{STATUS_CLASS.get(item.status, item.status)}",
+                                                         partial=True), 0, BADGE_WIDTH)
         elif item is not None and item.key is None:
             label.stylize(self.get_component_rich_style("decision--group", partial=True))
         label.stylize(style)
