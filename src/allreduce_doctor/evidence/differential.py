@@ -36,6 +36,7 @@ GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "co
            "ofi_error", "out_of_memory", "invalid_usage", "bootstrap_failed"}  # bootstrap_failed: NCCLCHECK's trace of a failure
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml); PyTorch's watchdog
 # timeout says the same from above NCCL (a collective that never completed).
+CRASHES = {"bus_error"}  # a signal that killed the process: the frames printed with it are where it died
 HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_collective", "collective_timeout"}
 # What the process runs under, not a failure: weighs like a consequence (a lone HAMi-core line or an
 # Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it; a named OFI
@@ -87,13 +88,16 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for kind, entry in ((job or {}).get("kernel_signals") or {}).items():
         if KERNEL_CHECKS.get(kind) not in judged:  # the walk judged it from the node's facts: its word stands
             errors.setdefault(kind, entry)  # a dmesg block's lines the signature table names (host.py _signal)
-    if symptom is None and HANG_FRAMES & set(errors):
-        symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like
+    if symptom is None and HANG_FRAMES & set(errors) and not CRASHES & set(errors):
+        symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like (not a crash's backtrace)
     words = (job or {}).get("report")  # the reporter's own words (evidence/report_words.py)
     if symptom is None and words:
         symptom = words.get("symptom")  # what they saw, when no --symptom said it
     one_host = (job or {}).get("scope") == "intra"
+    killed = bool(CRASHES & set(errors))
     for kind, entry in errors.items():
+        if killed and kind in HANG_FRAMES:
+            continue  # the backtrace of a killed process: its frames say where it died, not that it waits
         cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and c.cause in BETWEEN_HOSTS))
         # A kind with a single explanation is decisive; a generic one follows from another failure.
         weak = kind in GENERIC or kind in CONTEXT
