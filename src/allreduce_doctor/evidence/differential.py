@@ -121,6 +121,11 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
             shown.add(cause)
             support.setdefault(cause, []).append(line)
             steps.setdefault(cause, step)
+    # A hang with nothing failing shows no cause's line: its candidates stay low (no `shown`).
+    for cause, line, step in gaps.hang_on_one_host(nccl, job, symptom, CONTEXT):
+        scores[cause] = scores.get(cause, 0.0) + 2.0
+        support.setdefault(cause, []).append(line)
+        steps.setdefault(cause, step)
     favoured = SLOW if symptom == "slow" else HANG if symptom == "hang" else set()
     for cause in scores:
         if cause in favoured:

@@ -109,3 +109,23 @@ def _port_state(port: dict) -> str:
     """'mlx5_1/1 DOWN (Disabled)'; the physical state only when the text shows it."""
     phys = (port.get("phys_state") or {}).get("name")
     return f"{port['name']} {port['state']['name']}" + (f" ({phys})" if phys else "")
+
+
+def hang_on_one_host(nccl: dict | None, job: dict | None, symptom: str | None,
+                     context_kinds: set[str]) -> list[tuple[str, str, str]]:
+    """A hang of a job the text shows on one host, with NCCL running and nothing failing: GPU peer traffic
+    redirected to the CPU root complex. NCCL troubleshooting, PCI Access Control Services (ACS): IO
+    virtualization (VT-d or IOMMU) "can interfere with GPU Direct by redirecting all PCI point-to-point
+    traffic to the CPU root complex, causing a significant performance reduction or even a hang", and ACS on
+    PCI switches must be disabled; NVIDIA/nccl#199 (maintainer: disable ACS, or VT on AMD CPUs)."""
+    nccl, job = nccl or {}, job or {}
+    context = sum(e.get("count", 0) for k, e in (nccl.get("errors") or {}).items() if k in context_kinds)
+    if symptom != "hang" or job.get("scope") != "intra" or job.get("blocking_errors") \
+            or not (nccl.get("lines") or 0) > context:
+        return []
+    sources = nccl.get("sources") or {}
+    source = sources.get("channels") or sources.get("ranks") or sources.get("version") or "the NCCL lines"
+    line = f"{source}: every rank on one host, and no NCCL line failed before the hang"
+    return [("pcie_acs_enabled", line, "paste `lspci -vvv | grep -e ACSCtl -e '^[0-9a-f]'` (the bridges above the "
+             "GPUs: `SrcValid+` is ACS on), or retry with NCCL_P2P_DISABLE=1 and say whether it still hangs"),
+            ("iommu_enabled", line, "paste `cat /proc/cmdline` and `dmesg | grep -i -e DMAR -e AMD-Vi`")]
