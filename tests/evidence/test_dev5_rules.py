@@ -125,7 +125,7 @@ def test_an_http_clients_connection_error_is_no_nccl_connect_failure(line):
 
 @pytest.mark.parametrize("line, kind", [
     ("misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Connection refused", "connect_refused"),
-    ("NCCL INFO Call to connect returned Connection refused, retrying", "connect_refused"),
+    ("NCCL INFO Call to connect returned Connection refused, retrying", "connect_retry"),  # a retry, not yet a failure
     ("misc/socket.cc:578 NCCL WARN socketStartConnect: connect to 10.0.0.2<45763> returned Connection refused, "
      "exceeded error retry count after 35 attempts", "connect_refused"),
     ("misc/socket.cc:538 NCCL WARN Net : Call to recv from 10.0.0.2<45678> failed : Connection timed out", "connect_timeout"),

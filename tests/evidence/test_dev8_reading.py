@@ -112,8 +112,6 @@ def test_an_http_clients_no_route_is_no_nccl_peer(line):
     "115(Operation now in progress)",  # 2.21
     "misc/socket.cc:578 NCCL WARN socketStartConnect: connect to 10.0.0.2<45763> returned No route to host, exceeded "
     "error retry count after 35 attempts",  # 2.27
-    "NCCL INFO socketPollConnect: connect to 10.0.0.2<45763> returned No route to host, retrying (1/34) after sleep for "
-    "100 msec",  # 2.27, INFO
     "os/linux.cc:301 (socketConnectCheck) NCCL WARN ncclOsSocketStartConnect: connect to 10.0.0.2<45763> failed : "
     "Network is unreachable",  # 2.30
     "misc/socket.cc:30 NCCL WARN socketProgressOpt: Call to recv from 10.0.0.2<45763> failed : No route to host",
@@ -193,7 +191,7 @@ def test_the_fast_path_reads_the_new_info_lines_as_the_line_path(tmp_path):
     path = tmp_path / "mix.log"
     path.write_text("\n".join(lines) + "\n")
     fast, line = _read(path, bulk=True), _read(path, bulk=False)
-    assert line["errors"]["ib_vdevice_mismatch"]["count"] == 3 and line["errors"]["no_route"]["count"] == 2
+    assert line["errors"]["ib_vdevice_mismatch"]["count"] == 3 and line["errors"]["connect_retry"]["count"] == 2
     assert fast == line
 
 
@@ -241,8 +239,8 @@ def test_an_efa_unreachable_remote_is_not_spoken_against_by_the_tcp_step(tmp_pat
 
 def test_a_tcp_failure_is_still_spoken_against_by_the_tcp_step(tmp_path):
     # The step looks for connect_refused: a refused connect without routed interfaces shown stays weighed down.
-    rc, d, path = diagnose_json(tmp_path, "node-a:1:2 [0] NCCL INFO Call to connect returned Connection refused, "
-                                          "retrying\n")
+    rc, d, path = diagnose_json(tmp_path, "node-a:1:2 [0] include/socket.h:390 NCCL WARN Connect to "
+                                          "10.0.0.2<45763> failed : Connection refused\n")
     blocked = next(f for f in d["findings"] if f["cause"] == "socket_blocked")
     assert blocked["contradicting"] == [f"{path}:1: NCCL's TCP connections between routed interfaces go through -> no"]
 

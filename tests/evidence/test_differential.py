@@ -47,7 +47,7 @@ def test_a_paste_with_no_candidate_is_never_healthy(tmp_path):
 
 def test_the_symptom_reorders_the_candidates(tmp_path):
     text = (f"{P}NCCL INFO NET/IB : No device found.\n"
-            f"{P}NCCL INFO Call to connect returned Connection refused, retrying\n")
+            f"{P}include/socket.h:390 NCCL WARN Connect to 10.0.0.2<45763> failed : Connection refused\n")
     _, plain = _diagnose(tmp_path, text)
     _, slow = _diagnose(tmp_path, text, "--symptom", "slow")
     assert [f["cause"] for f in plain["findings"]] == \
@@ -60,7 +60,7 @@ def test_a_table_below_what_the_nics_carry_is_the_symptom_slow(tmp_path):
     from tests.integration.test_verdicts import IBSTAT, TABLE, _reference
 
     failures = (f"{P}NCCL INFO NET/IB : No device found.\n"
-                f"{P}NCCL INFO Call to connect returned Connection refused, retrying\n")
+                f"{P}include/socket.h:390 NCCL WARN Connect to 10.0.0.2<45763> failed : Connection refused\n")
 
     def order(text: str, *symptom: str) -> list[str]:
         return [f["cause"] for f in _diagnose(tmp_path, text, *symptom)[1]["findings"]][:3]

@@ -205,7 +205,7 @@ def _rank_lines(host: str, count: int, fail_every: int = 0) -> list[str]:
              f"{(i + 1) % 8}[{(i + 1) % 8}] via NET/IB/{i % 8}/GDRDMA" for i in range(count)]
     lines.insert(1, f"{host}:100:200 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>")
     for i in range(fail_every, count, fail_every) if fail_every else ():
-        lines.insert(i, f"{host}:101:201 [1] NCCL INFO Call to connect returned Connection refused, retrying")
+        lines.insert(i, f"{host}:101:201 [1] include/socket.h:390 NCCL WARN Connect to 10.0.0.2<45763> failed : Connection refused")
     return lines
 
 

@@ -144,7 +144,7 @@ def test_init_facts(tmp_path):
     ("h:1:2 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3", "wrong_type"),
     ("h:1:2 [0] NCCL WARN Bootstrap : no socket interface found", "no_socket_iface"),
     ("h:1:2 [2] include/socket.h:390 NCCL WARN Connect to 172.17.0.3<37551> failed : Connection refused", "connect_refused"),
-    ("h:1:2 [2] NCCL INFO Call to connect returned Connection refused, retrying", "connect_refused"),
+    ("h:1:2 [2] NCCL INFO Call to connect returned Connection refused, retrying", "connect_retry"),
     ("h:1:2 [0] NCCL WARN NET/IB : Got async event : GID table change", "gid_change"),
     ("h:1:2 [0] NCCL WARN Error: network AWS Libfabric not found.", "net_not_found"),
 ])

@@ -21,7 +21,7 @@ GIDS = (f"{P}NCCL INFO NCCL_IB_GID_INDEX set by environment to 1.\n"
         "mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:ac13:003c 172.19.0.60     v2      ens1f0\n"
         "n_gids_found=4\n")
 NO_DEVICE = (f"{P}NCCL INFO NET/IB : No device found.\n"
-             f"{P}NCCL INFO Call to connect returned Connection refused, retrying\n")
+             f"{P}include/socket.h:390 NCCL WARN Connect to 10.0.0.2<45763> failed : Connection refused\n")
 
 
 def paste_session(tmp_path, text: str):

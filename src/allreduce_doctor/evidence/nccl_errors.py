@@ -41,7 +41,9 @@ INFO_KINDS = {"libibverbs_missing", "no_ib_device", "ib_open_failed", "connect_r
               # fallbacks NCCL reports at INFO and goes on after (signatures.yaml, dev8 block)
               "plugin_unusable", "nvls_fallback", "cumem_host_fallback", "p2p_unavailable", "ece_verbs_missing",
               "gin_no_gdr", "env_value_ignored", "mlx5dv_missing", "ib_device_failover", "ib_rail_mismatch",
-              "qp_modify_retry"}
+              "qp_modify_retry",
+              # a TCP connect NCCL retries (socket.h / socket.cc): a peer not listening yet, not a failure
+              "connect_retry"}
 # The OFI plugin on a TCP provider is a fallback it reports at INFO only (aws-ofi-nccl `Selected Provider is`).
 FAIL_HINT_RE = re.compile(r"fail|error|refused|timed out|no device|wrong type|not found|no socket|no interface|"
                           r"no usable|async event|unable|cannot|couldn't|no userspace|not yet initialized"
