@@ -17,7 +17,7 @@ KEYS = ("version", "network", "transports", "nranks", "nnodes", "local_ranks", "
         "bootstrap", "oob", "hosts", "coll_channels")
 
 
-# INFO lines that report failures (nccl.py's _INFO_KINDS), and the rank that prints each.
+# INFO lines that report failures or retries (nccl_errors.INFO_KINDS), and the rank that prints each.
 REFUSED = "host-a:1:2 [0] NCCL INFO Call to connect returned Connection refused, retrying"
 NO_DEVICE = "host-b:1:2 [1] NCCL INFO NET/IB : No device found."
 NO_VERBS = "host-c:1:2 [2] NCCL INFO Failed to open libibverbs.so[.1]"
@@ -79,9 +79,10 @@ def test_bulk_and_line_paths_agree(big_log, monkeypatch):
     assert bulk["log.nccl"]["other_warnings"] == exact["log.nccl"]["other_warnings"]
     errors = exact["log.nccl"]["errors"]
     # ib_async_event: the generator's `Got async event : port active` (a non-fatal event, read since dev6)
-    assert sorted(errors) == ["connect_refused", "ib_async_event", "libibverbs_missing", "no_ib_device",
+    # connect_retry: NCCL retries a refused connect (not a failure until its WARN says the retries ran out)
+    assert sorted(errors) == ["connect_retry", "ib_async_event", "libibverbs_missing", "no_ib_device",
                               "plugin_failed", "remote_error", "retry_exceeded"]
-    refused = errors["connect_refused"]
+    refused = errors["connect_retry"]
     assert (refused["count"], refused["hosts"], refused["source"]) == (4, ["host-a", "host-z"], f"{big_log}:4098")
     assert [(errors[k]["count"], errors[k]["hosts"]) for k in ("no_ib_device", "libibverbs_missing", "plugin_failed")] \
         == [(1, ["host-b"]), (1, ["host-c"]), (1, ["host-d"])]
