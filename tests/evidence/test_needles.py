@@ -34,6 +34,19 @@ def test_the_words_of_a_pattern(pattern, words):
     assert required_words(pattern) == words
 
 
+def test_each_row_carries_its_own_words():
+    """The words the table hands the matcher (cached with the file) are the pattern's own."""
+    assert [row.words for row in ROWS] == [tuple(w) for w in WORDS]
+
+
+def test_a_row_is_compiled_only_when_a_line_reaches_it():
+    rows = [signatures.Signature(r.kind, signatures.LazyPattern(r.pattern.pattern), r.says, r.blocking, r.source,
+                                 r.examples, r.words) for r in ROWS]
+    signatures._Matcher().match(tuple(rows), "NCCL INFO NCCL version 2.21.5+cuda12.4")
+    compiled = [r.kind for r in rows if r.pattern._compiled is not None]
+    assert 0 < len(compiled) < len(rows) // 4, compiled
+
+
 def test_most_rows_have_words():
     """The prefilter is only worth its name if it rules rows out."""
     assert sum(1 for w in WORDS if w) >= len(ROWS) * 3 // 4
@@ -41,8 +54,7 @@ def test_most_rows_have_words():
 
 def test_every_line_the_corpus_holds_is_named_as_without_words():
     plain = [next((row.kind for row in ROWS if row.pattern.search(line)), None) for line in CORPUS]
-    matcher = signatures._Matcher()
-    matcher.lines = matcher.WORDS_AFTER  # past the threshold: the words are used
+    matcher = signatures._Matcher()  # the words are used from the first line
     filtered = [getattr(matcher.match(ROWS, line), "kind", None) for line in CORPUS]
     assert filtered == plain
     assert sum(kind is not None for kind in plain) > 100
@@ -67,5 +79,4 @@ def test_non_ascii_text_is_searched_row_by_row():
     line = "Connection refu\u017fed"
     assert re.search("connection refused", line, re.IGNORECASE)
     matcher = signatures._Matcher()
-    matcher.lines = matcher.WORDS_AFTER
     assert getattr(matcher.match(ROWS, line), "kind", None) == getattr(signatures.match(line), "kind", None)

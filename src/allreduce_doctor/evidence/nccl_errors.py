@@ -18,7 +18,7 @@ from allreduce_doctor.evidence import signatures as table
 @dataclass(frozen=True)
 class Kind:
     name: str
-    pattern: re.Pattern
+    pattern: table.LazyPattern  # compiled on first use
     causes: tuple[str, ...]
     blocking: bool = True
 

@@ -23,20 +23,48 @@ ROW_KEYS = {"kind", "match", "says", "blocking", "source", "examples"}
 SOURCE_KEYS = {"repo", "path", "versions"}
 CANDIDATE_KEYS = {"cause", "next_step", "basis", "symptoms"}
 SYMPTOMS = ("hang", "slow", "crash", "error")
+NEEDLES = "required_words"  # the cached file's key for its rows' required words (not a key of the YAML file)
 
 
 class SignatureError(DoctorError):
     """A malformed signature or candidate row (FILE:LINE: what is wrong)."""
 
 
+class LazyPattern:
+    """A row's regular expression, compiled when a line first reaches it: compiling all 140-odd rows costs
+    about 19 ms, a tenth of a small paste's run, and most lines reach few rows (their required words).
+    A file parsed now is compiled at once, so a bad pattern is one FILE:LINE error; the knowledge cache
+    holds only files whose patterns compiled."""
+
+    __slots__ = ("pattern", "flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = re.IGNORECASE) -> None:
+        self.pattern, self.flags, self._compiled = pattern, flags, None
+
+    def compile(self) -> re.Pattern:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, *span):
+        return self.compile().search(text, *span)
+
+    def __eq__(self, other: object) -> bool:  # the same expression, compiled or not
+        return isinstance(other, LazyPattern) and (self.pattern, self.flags) == (other.pattern, other.flags)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.flags))
+
+
 @dataclass(frozen=True)
 class Signature:
     kind: str
-    pattern: re.Pattern
+    pattern: LazyPattern
     says: str
     blocking: bool
     source: dict
     examples: tuple[str, ...]
+    words: tuple[str, ...] = ()  # one of them is in every line the pattern matches (needles.py); () for none
 
 
 @dataclass(frozen=True)
@@ -90,8 +118,13 @@ def signatures() -> tuple[Signature, ...]:
     rows = (data or {}).get("signatures") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows:
         raise _fail(path, data, "expected a top-level 'signatures:' list")
+    # The rows' required words travel with the cached file (needles.py parses each pattern: about 11 ms).
+    needles = data.get(NEEDLES) if not parsed else None
+    if not (isinstance(needles, list) and len(needles) == len(rows)):
+        needles = [list(required_words(str(row.get("match", "")), re.IGNORECASE)) if isinstance(row, dict) else []
+                   for row in rows]
     out = []
-    for row in rows:
+    for row, words in zip(rows, needles):
         if not isinstance(row, dict) or set(row) != ROW_KEYS:
             raise _fail(path, row, f"a signature row has exactly the keys {', '.join(sorted(ROW_KEYS))}")
         source = row["source"]
@@ -99,14 +132,16 @@ def signatures() -> tuple[Signature, ...]:
             raise _fail(path, row, f"signature '{row['kind']}': source needs repo, path and versions")
         if not isinstance(row["examples"], list) or not row["examples"]:
             raise _fail(path, row, f"signature '{row['kind']}': at least one example line")
-        try:
-            pattern = re.compile(str(row["match"]), re.IGNORECASE)
-        except re.error as exc:
-            raise _fail(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
+        pattern = LazyPattern(str(row["match"]))
+        if parsed:
+            try:
+                pattern.compile()
+            except re.error as exc:
+                raise _fail(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
         out.append(Signature(str(row["kind"]), pattern, str(row["says"]), bool(row["blocking"]),
-                             dict(source), tuple(str(e) for e in row["examples"])))
+                             dict(source), tuple(str(e) for e in row["examples"]), tuple(words)))
     if parsed:
-        _remember(path, data)
+        _remember(path, dict(data, **{NEEDLES: needles}))
     return tuple(out)
 
 
@@ -146,24 +181,19 @@ def match(text: str) -> Signature | None:
 
 
 class _Matcher:
-    """Row by row, first match wins. Past a few dozen lines (a failed job's log), rows whose required
-    words (needles.py) a line lacks are not searched: 4 us a line instead of 35 over the table."""
-
-    WORDS_AFTER = 64  # lines before the words are read (2-3 ms once: a paste of a few lines never pays it)
+    """Row by row, first match wins. Rows whose required words (needles.py, read with the table) a line
+    lacks are not searched, nor compiled: 4 us a line instead of 35 over the table."""
 
     def __init__(self) -> None:
         self.lines = 0
-        self._rows: tuple = ()
-        self._words: tuple = ()
 
     def match(self, rows: tuple[Signature, ...], text: str) -> Signature | None:
         self.lines += 1
-        if self.lines <= self.WORDS_AFTER or not text.isascii():
+        if not text.isascii():  # the words are ASCII and lowered: a non-ASCII line searches every row
             return next((sig for sig in rows if sig.pattern.search(text)), None)
-        if self._rows is not rows:  # the table read again (a test's own file): its own words
-            self._rows, self._words = rows, tuple(required_words(s.pattern.pattern, s.pattern.flags) for s in rows)
         lowered = text.lower()
-        for sig, words in zip(rows, self._words):  # plain loops: a generator per row costs more than the test
+        for sig in rows:  # plain loops: a generator per row costs more than the test
+            words = sig.words
             for word in words:
                 if word in lowered:
                     break
