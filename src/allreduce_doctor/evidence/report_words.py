@@ -310,8 +310,10 @@ def _situation_lines(sit: Situation, words: dict, symptom: str | None) -> list[d
 def against(words: dict | None) -> dict[str, list[str]]:
     """cause -> the lines of settings tried that did not help, of the causes that setting would have fixed."""
     out: dict[str, list[str]] = {}
+    if not words:  # most texts: the table is not read (its patterns cost a few ms to compile)
+        return out
     rows = {r.var: r for r in table().tried}
-    for entry in (words or {}).get("tried") or []:
+    for entry in words.get("tried") or []:
         row = rows.get(entry["var"])
         if row is None or not row.against or entry["outcome"] != "not_helped":
             continue
@@ -323,14 +325,16 @@ def against(words: dict | None) -> dict[str, list[str]]:
 
 def notes(words: dict | None) -> list[str]:
     """What the words rule out, and a busbw above the network's rate, as lines for the Diagnosis."""
-    out = []
+    out: list[str] = []
+    if not words:
+        return out
     rows = {r.var: r for r in table().tried}
-    for entry in (words or {}).get("tried") or []:
+    for entry in words.get("tried") or []:
         row = rows.get(entry["var"])
         if row is not None and row.against and entry["outcome"] == "not_helped":
             causes = ", ".join(dict.fromkeys(c.cause for c in row.candidates if c.against))
             out.append(f"{entry['source']}: {WORDS}: {_setting(entry)} did not help, which speaks against {causes}")
-    above = (words or {}).get("busbw_above_rate")
+    above = words.get("busbw_above_rate")
     if above:
         out.append(f"{above['source']}: {WORDS}: {table().busbw_note}")
     return out
