@@ -190,9 +190,9 @@ def test_a_misspelt_scale_in_the_table_is_one_clear_error(monkeypatch):
     from allreduce_doctor.evidence import report_words
     from allreduce_doctor.evidence.signatures import SignatureError
 
-    good = report_words._load("report_words.yaml")[1]
+    good = report_words.load_table("report_words.yaml")[1]
     bad = {**good, "situations": {"typo": {"says": "x", "when": {"scale": ["one_nod"]}, "candidates": []}}}
-    monkeypatch.setattr(report_words, "_load", lambda name: (Path("words.yaml"), bad, False))
+    monkeypatch.setattr(report_words, "load_table", lambda name: (Path("words.yaml"), bad, False))
     report_words.table.cache_clear()
     try:
         with pytest.raises(SignatureError) as err:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from allreduce_doctor.evidence import bulk as fast_path
 from allreduce_doctor.evidence import segmenter
-from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
+from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE
 from allreduce_doctor.evidence.segmenter import Scanner
 from tests.evidence.helpers import CASES, REAL
 
@@ -98,13 +99,13 @@ def test_the_mix_holds_info_failures_and_chatter():
     """The property is only worth its name if the pool holds what the fast path might drop."""
     assert len(REAL_LINES) > 100
     assert sum(" NCCL WARN " in line for line in REAL_LINES) >= 10
-    assert all(_FAIL_HINT_RE.search(line) for line in PLANTED[:6])
+    assert all(FAIL_HINT_RE.search(line) for line in PLANTED[:6])
 
 
 @pytest.mark.parametrize("word", fast_path._FAIL_HINTS)
 def test_the_hint_words_are_the_line_paths(word):
     """The fast path reads nccl.py's hint pattern as plain words: it must stay a list of words."""
-    assert _FAIL_HINT_RE.fullmatch(word.decode())
+    assert FAIL_HINT_RE.fullmatch(word.decode())
 
 
 def test_the_named_network_does_not_depend_on_which_hosts_copy_was_read(tmp_path):

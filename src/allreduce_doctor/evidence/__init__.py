@@ -7,7 +7,8 @@ environment and launcher lines) turned into Observations, so the same runbooks d
 
 A file is read as a stream (memory stays flat whatever its size). Any line with a signal counts
 (signatures/signatures.yaml), wherever it stands: a lone line, prose, a mail quote, a comment; so do
-the words of a report that describes NCCL trouble (evidence/report_words.py). A file with neither is an error (EvidenceError, a DoctorError, exit 2) that says what to paste.
+the words of a report that describes NCCL trouble (evidence/report_words.py). A file with neither is
+an error (EvidenceError, a DoctorError, exit 2) that says what to paste.
 """
 
 from __future__ import annotations

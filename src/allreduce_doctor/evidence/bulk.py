@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.evidence.nccl import _FAIL_HINT_RE, NcclLog
+from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE
 from allreduce_doctor.evidence.reader import decode
 
 # NCCL lines worth reading. Every rank prints the same few dozen lines; the per-rank chatter that
@@ -41,7 +42,7 @@ _RARE_RE = re.compile(rb"NCCL (?!INFO:? (?:" + _CHATTER + rb"))((?:INFO:? |WARN|
 # A key that may be a failure is read at every occurrence: the line path counts each one, with its
 # host. The hints are nccl.py's own words (every INFO failure carries one), so the paths cannot drift;
 # as plain substrings they cost a few `in` tests per new key, not a case-blind regex scan.
-_FAIL_HINTS = tuple(word.encode() for word in _FAIL_HINT_RE.pattern.lower().split("|"))
+_FAIL_HINTS = tuple(word.encode() for word in FAIL_HINT_RE.pattern.lower().split("|"))
 _ALERT_LEVELS = (b"warn", b"abort", b"error")
 _LEVEL_WORDS = (b"WARN", b"ABORT", b"ERROR")  # as _RARE_RE reads them: a key that starts so is all of that level
 _LEVEL_RE = re.compile(rb"NCCL ((?:WARN|ABORT|ERROR)[^\n]*)")

@@ -88,13 +88,13 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for kind, entry in ((job or {}).get("kernel_signals") or {}).items():
         if KERNEL_CHECKS.get(kind) not in judged:  # the walk judged it from the node's facts: its word stands
             errors.setdefault(kind, entry)  # a dmesg block's lines the signature table names (host.py _signal)
-    if symptom is None and HANG_FRAMES & set(errors) and not CRASHES & set(errors):
+    killed = bool(CRASHES & set(errors))
+    if symptom is None and HANG_FRAMES & set(errors) and not killed:
         symptom = "hang"  # a stack of a rank waiting in NCCL is what a hang looks like (not a crash's backtrace)
     words = (job or {}).get("report")  # the reporter's own words (evidence/report_words.py)
     if symptom is None and words:
         symptom = words.get("symptom")  # what they saw, when no --symptom said it
     one_host = (job or {}).get("scope") == "intra"
-    killed = bool(CRASHES & set(errors))
     for kind, entry in errors.items():
         if killed and kind in HANG_FRAMES:
             continue  # the backtrace of a killed process: its frames say where it died, not that it waits
@@ -265,31 +265,22 @@ def _unshown(diag: Diagnosis, job: dict) -> None:
     for step in diag.path:
         if step.badge != STEP_PASS or not step.node.startswith("nccl_log.") or not step.facts:
             continue
-        if not any(_LINE_RE.search(_fact_lines(f, own)) for f in step.facts):
+        if not any(_LINE_RE.search(_own_source(f, own, fallback=True)) for f in step.facts):
             step.badge, step.means = STEP_NA, UNSHOWN
-
-
-def _fact_lines(fact_row: dict, own: dict[str, dict[str, str]]) -> str:
-    """The lines behind a step's fact: a log.host / log.job field's own parts where it has them, else the
-    observation's."""
-    observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
-    table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
-    field = rest.split(".")[0]
-    if table is not None and field in table:
-        return table[field]
-    return str(fact_row.get("source") or "")
 
 
 def _own(job: dict | None) -> dict[str, dict[str, str]]:
     return {"log.host": (job or {}).get("host_sources") or {}, "log.job": (job or {}).get("field_sources") or {}}
 
 
-def _own_source(fact_row: dict, own: dict[str, dict[str, str]]) -> str:
-    """The lines a step's fact was read from: a field of log.host / log.job by its own parts."""
+def _own_source(fact_row: dict, own: dict[str, dict[str, str]], fallback: bool = False) -> str:
+    """The lines a step's fact was read from: a field of log.host / log.job by its own parts. A field without
+    parts of its own has none (`fallback`: the observation's lines instead)."""
     observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
     table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
-    if table is not None:
-        return table.get(rest.split(".")[0], "")
+    field = rest.split(".")[0]
+    if table is not None and (field in table or not fallback):
+        return table.get(field, "")
     return str(fact_row.get("source") or "")
 
 

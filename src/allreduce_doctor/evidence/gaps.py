@@ -45,9 +45,7 @@ def transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None,
     connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
     with the one paste that answers both; none when the job failed on something (that explains it)."""
     nccl, job = nccl or {}, job or {}
-    # Lines that only name the context (a plugin's path in prose, a frame) do not show NCCL running.
-    context = sum(e.get("count", 0) for k, e in (nccl.get("errors") or {}).items() if k in context_kinds)
-    if symptom != "slow" or not ((nccl.get("lines") or 0) > context or nccl.get("version")) or nccl.get("network") \
+    if symptom != "slow" or not (_nccl_runs(nccl, context_kinds) or nccl.get("version")) or nccl.get("network") \
             or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
             or (job.get("gdr") or {}).get("state") != "unknown":
         return []
@@ -105,6 +103,13 @@ def virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
     return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
 
 
+def _nccl_runs(nccl: dict, context_kinds: set[str]) -> bool:
+    """Whether the text shows NCCL running: lines that only name the context (a plugin's path in prose, a
+    frame) do not."""
+    context = sum(e.get("count", 0) for k, e in (nccl.get("errors") or {}).items() if k in context_kinds)
+    return (nccl.get("lines") or 0) > context
+
+
 def _port_state(port: dict) -> str:
     """'mlx5_1/1 DOWN (Disabled)'; the physical state only when the text shows it."""
     phys = (port.get("phys_state") or {}).get("name")
@@ -119,9 +124,8 @@ def hang_on_one_host(nccl: dict | None, job: dict | None, symptom: str | None,
     traffic to the CPU root complex, causing a significant performance reduction or even a hang", and ACS on
     PCI switches must be disabled; NVIDIA/nccl#199 (maintainer: disable ACS, or VT on AMD CPUs)."""
     nccl, job = nccl or {}, job or {}
-    context = sum(e.get("count", 0) for k, e in (nccl.get("errors") or {}).items() if k in context_kinds)
     if symptom != "hang" or job.get("scope") != "intra" or job.get("blocking_errors") \
-            or not (nccl.get("lines") or 0) > context:
+            or not _nccl_runs(nccl, context_kinds):
         return []
     sources = nccl.get("sources") or {}
     source = sources.get("channels") or sources.get("ranks") or sources.get("version") or "the NCCL lines"

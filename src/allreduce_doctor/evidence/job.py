@@ -53,10 +53,12 @@ def scope(nccl: NcclLog, launch: dict, run: dict | None) -> dict:
     per_host = max((len({d for d in devs if d is not None}) for devs in nccl.hosts.values()), default=0)
     per_node = nccl.local_ranks or launch.get("per_node") or max((run or {}).get("ranks_per_host") or 0, per_host) or None
     # One host printed a device for every rank of the communicator (`comm ... nranks N`): it is all on that host.
+    one_host = len(hosts) == 1 and bool(nccl.nranks) and per_host >= nccl.nranks
     if (nodes or 0) >= 2:
         kind = "inter"
-    elif nccl.nnodes == 1 or (len(hosts) == 1 and nccl.nranks and per_host >= nccl.nranks) or (run and run.get("nodes") == 1 and run.get("ranks") and len(hosts | test_hosts) <= 1
-                              and (not nccl.nranks or nccl.nranks <= run["ranks"])):
+    elif nccl.nnodes == 1 or one_host or (run and run.get("nodes") == 1 and run.get("ranks")
+                                           and len(hosts | test_hosts) <= 1
+                                           and (not nccl.nranks or nccl.nranks <= run["ranks"])):
         kind = "intra"
     else:
         kind = "unknown"

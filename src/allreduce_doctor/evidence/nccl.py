@@ -9,7 +9,6 @@ from collections import Counter
 
 from allreduce_doctor.evidence import nccl_errors, signatures
 from allreduce_doctor.evidence.lines import Examples, Where
-from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE as _FAIL_HINT_RE
 from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the grammar, re-exported
     BARE_CONN_RE,
     BOOT_NET_RE,
@@ -177,7 +176,7 @@ class NcclLog:
         self._info(host, msg, where)
 
     def _info_failure(self, msg: str, src: str) -> bool:
-        if not _FAIL_HINT_RE.search(msg):
+        if not nccl_errors.FAIL_HINT_RE.search(msg):
             return False
         kind = nccl_errors.classify(f"{src} {msg}")
         return kind is not None and kind.name in nccl_errors.INFO_KINDS

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from allreduce_doctor.evidence import signatures
-from allreduce_doctor.evidence.signatures import SYMPTOMS, _fail, _load, _remember
+from allreduce_doctor.evidence.signatures import SYMPTOMS, load_table, remember_table, row_error
 
 MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
 MAX_KEPT = 16  # statements kept of each sort
@@ -80,22 +80,22 @@ class Table:
 @lru_cache(maxsize=1)
 def table() -> Table:
     """The rows of report_words.yaml, checked (a bad row is one FILE: error)."""
-    path, data, parsed = _load("report_words.yaml")
+    path, data, parsed = load_table("report_words.yaml")
     if not isinstance(data, dict):
-        raise _fail(path, data, "expected a mapping with topic, symptoms, outcomes, scale, situations, tried")
+        raise row_error(path, data, "expected a mapping with topic, symptoms, outcomes, scale, situations, tried")
 
     def rx(value, what: str) -> re.Pattern:
         try:
             return re.compile(str(value), re.IGNORECASE)
         except re.error as exc:
-            raise _fail(path, data, f"{what}: bad pattern: {exc}") from None
+            raise row_error(path, data, f"{what}: bad pattern: {exc}") from None
 
     def cands(rows, what: str) -> tuple[WordCandidate, ...]:
         out = []
         for row in rows or []:
             if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= _CANDIDATE_KEYS \
                     or row.get("needs", "container") not in _NEEDS:
-                raise _fail(path, row, f"{what}: a candidate has cause, next_step, basis (and needs: container)")
+                raise row_error(path, row, f"{what}: a candidate has cause, next_step, basis (and needs: container)")
             out.append(WordCandidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), row.get("needs"),
                                      bool(row.get("against", True))))
         return tuple(out)
@@ -103,17 +103,17 @@ def table() -> Table:
     try:
         symptoms = tuple((name, rx(data["symptoms"][name], f"symptoms.{name}")) for name in data["symptoms"])
         if set(dict(symptoms)) != set(SYMPTOMS):
-            raise _fail(path, data, f"symptoms: exactly {', '.join(SYMPTOMS)}")
+            raise row_error(path, data, f"symptoms: exactly {', '.join(SYMPTOMS)}")
         situations = []
         for sid, row in data["situations"].items():
             when = row.get("when") or {}
             for key, known in (("symptoms", SYMPTOMS), ("scale", _SCALES), ("unless", _SCALES)):
                 if set(when.get(key) or ()) - set(known):  # a misspelt name would never match: say so
-                    raise _fail(path, row, f"situations.{sid}: {key}: each is one of {', '.join(known)}")
+                    raise row_error(path, row, f"situations.{sid}: {key}: each is one of {', '.join(known)}")
             kind = row.get("kind")
             found = signatures.candidates().get(kind, ()) if kind else ()
             if kind and not found:
-                raise _fail(path, row, f"situations.{sid}: kind '{kind}' has no candidates in candidates.yaml")
+                raise row_error(path, row, f"situations.{sid}: kind '{kind}' has no candidates in candidates.yaml")
             reused = tuple(WordCandidate(c.cause, c.next_step, c.basis) for c in found)
             situations.append(Situation(str(sid), str(row["says"]), tuple(when.get("symptoms") or ()),
                                         tuple(when.get("scale") or ()), tuple(when.get("unless") or ()),
@@ -130,9 +130,9 @@ def table() -> Table:
                     rx(data["container"], "container"), rx(data["busbw_words"], "busbw_words"),
                     rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), tuple(situations), tried)
     except (KeyError, TypeError, AttributeError) as exc:
-        raise _fail(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
+        raise row_error(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
     if parsed:
-        _remember(path, data)
+        remember_table(path, data)
     return out
 
 

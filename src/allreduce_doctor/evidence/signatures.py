@@ -75,7 +75,7 @@ class Candidate:
     symptoms: tuple[str, ...] = ()
 
 
-def _load(name: str):
+def load_table(name: str):
     """(path, the file's plain data, whether it was parsed now): from the knowledge cache when the file and the code are
     unchanged (parsing both files with locations is a tenth of a small evidence run), else parsed."""
     from allreduce_doctor import knowledge_cache
@@ -96,7 +96,7 @@ def _cache_file(name: str) -> Path | None:
     return folder / f"signatures-{name.removesuffix('.yaml')}.json" if folder is not None else None
 
 
-def _remember(path: Path, data) -> None:
+def remember_table(path: Path, data) -> None:
     """Cache a file's plain data once its rows are checked (a bad file is never cached: its
     errors keep their lines)."""
     from allreduce_doctor import knowledge_cache
@@ -107,17 +107,17 @@ def _remember(path: Path, data) -> None:
         pass
 
 
-def _fail(path: Path, node, message: str) -> SignatureError:
+def row_error(path: Path, node, message: str) -> SignatureError:
     return SignatureError(f"{path}:{getattr(node, 'line', 0)}: {message}")
 
 
 @lru_cache(maxsize=1)
 def signatures() -> tuple[Signature, ...]:
     """The rows of signatures.yaml, in order (the first that matches names a line)."""
-    path, data, parsed = _load("signatures.yaml")
+    path, data, parsed = load_table("signatures.yaml")
     rows = (data or {}).get("signatures") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows:
-        raise _fail(path, data, "expected a top-level 'signatures:' list")
+        raise row_error(path, data, "expected a top-level 'signatures:' list")
     # The rows' required words travel with the cached file (needles.py parses each pattern: about 11 ms).
     needles = data.get(NEEDLES) if not parsed else None
     if not (isinstance(needles, list) and len(needles) == len(rows)):
@@ -126,48 +126,48 @@ def signatures() -> tuple[Signature, ...]:
     out = []
     for row, words in zip(rows, needles):
         if not isinstance(row, dict) or set(row) != ROW_KEYS:
-            raise _fail(path, row, f"a signature row has exactly the keys {', '.join(sorted(ROW_KEYS))}")
+            raise row_error(path, row, f"a signature row has exactly the keys {', '.join(sorted(ROW_KEYS))}")
         source = row["source"]
         if not isinstance(source, dict) or set(source) != SOURCE_KEYS or not source["versions"]:
-            raise _fail(path, row, f"signature '{row['kind']}': source needs repo, path and versions")
+            raise row_error(path, row, f"signature '{row['kind']}': source needs repo, path and versions")
         if not isinstance(row["examples"], list) or not row["examples"]:
-            raise _fail(path, row, f"signature '{row['kind']}': at least one example line")
+            raise row_error(path, row, f"signature '{row['kind']}': at least one example line")
         pattern = LazyPattern(str(row["match"]))
         if parsed:
             try:
                 pattern.compile()
             except re.error as exc:
-                raise _fail(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
+                raise row_error(path, row, f"signature '{row['kind']}': bad pattern: {exc}") from None
         out.append(Signature(str(row["kind"]), pattern, str(row["says"]), bool(row["blocking"]),
                              dict(source), tuple(str(e) for e in row["examples"]), tuple(words)))
     if parsed:
-        _remember(path, dict(data, **{NEEDLES: needles}))
+        remember_table(path, dict(data, **{NEEDLES: needles}))
     return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def candidates() -> dict[str, tuple[Candidate, ...]]:
     """kind -> its candidate causes, most likely first (candidates.yaml)."""
-    path, data, parsed = _load("candidates.yaml")
+    path, data, parsed = load_table("candidates.yaml")
     table = (data or {}).get("candidates") if isinstance(data, dict) else None
     if not isinstance(table, dict):
-        raise _fail(path, data, "expected a top-level 'candidates:' mapping")
+        raise row_error(path, data, "expected a top-level 'candidates:' mapping")
     kinds = {s.kind for s in signatures()}
     out = {}
     for kind, rows in table.items():
         if kind not in kinds:
-            raise _fail(path, rows, f"candidates for '{kind}', which is no signature kind")
+            raise row_error(path, rows, f"candidates for '{kind}', which is no signature kind")
         entries = []
         for row in rows or []:
             if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= CANDIDATE_KEYS:
-                raise _fail(path, row, f"'{kind}': a candidate has cause, next_step, basis (and symptoms)")
+                raise row_error(path, row, f"'{kind}': a candidate has cause, next_step, basis (and symptoms)")
             symptoms = tuple(row.get("symptoms") or ())
             if set(symptoms) - set(SYMPTOMS):
-                raise _fail(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
+                raise row_error(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
             entries.append(Candidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), symptoms))
         out[kind] = tuple(entries)
     if parsed:
-        _remember(path, data)
+        remember_table(path, data)
     return out
 
 
