@@ -51,6 +51,10 @@ VIA_WINDOW = 64 << 10  # bytes of each bulk block scanned for transports not see
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
 _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+# A communicator line that is chatter but for one fact: ranks on two hosts that completed init
+# (nccl.py init_across_hosts). The first few of each block are looked at, each new host's read.
+_INIT_DONE = b"- Init COMPLETE\n"
+INIT_LOOKS = 64
 
 
 def _level_starts(buf: bytearray, start: int, end: int, keys: set[bytes]) -> list[int]:
@@ -135,6 +139,7 @@ class BulkReader:
         self._alert_keys: set = set()
         self._known_via: list[bytes] = []
         self._via_re: re.Pattern | None = None
+        self._init_hosts: set[bytes] = set()  # hosts whose Init COMPLETE line was read
 
     def read(self, name: str, buf: bytearray, start: int, end: int, base: int, count: int, lines: int,
              keys: set[bytes] | None = None) -> None:
@@ -154,7 +159,7 @@ class BulkReader:
         alerts = keys & self._alert_keys
         if len(seen) < 200_000:
             seen |= new
-        starts = self._starts(buf, start, end, new, alerts)
+        starts = self._starts(buf, start, end, new, alerts) + self._init_starts(buf, start, end)
         bols = sorted(set(starts))  # in line order, as the line path reads them
         for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
             nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
@@ -199,6 +204,23 @@ class BulkReader:
             if m.group(1) in infos:
                 starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
         return starts
+
+    def _init_starts(self, buf: bytearray, start: int, end: int) -> list[int]:
+        """The Init COMPLETE lines to read: of the block's first INIT_LOOKS, those of a host not read
+        before, until two hosts of one communicator completed init."""
+        if self.nccl.init_across_hosts():
+            return []
+        out, at = [], buf.find(_INIT_DONE, start, end)
+        for _ in range(INIT_LOOKS):
+            if at < 0:
+                break
+            bol = buf.rfind(b"\n", start, at) + 1 or start
+            host = bytes(buf[bol:buf.find(b":", bol, at)])
+            if host not in self._init_hosts:
+                self._init_hosts.add(host)
+                out.append(bol)
+            at = buf.find(_INIT_DONE, at + len(_INIT_DONE), end)
+        return out
 
     def _transports(self, buf: bytearray, pos: int, end: int) -> None:
         """Connection lines: only transports not seen before are read (one scan when none is new)."""

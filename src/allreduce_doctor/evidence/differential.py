@@ -60,6 +60,11 @@ HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_tran
 # (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
 BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
                  "container_missing_libibverbs", "socket_fallback"}
+# What a bootstrap over TCP that reached every rank across hosts rules out (init.cc prints Init COMPLETE after
+# initTransportsRank's bootstrapAllGather of every rank's peer info, v2.4.8-1 to v2.30.7-1; bootstrap.cc connects
+# each rank to the next over NCCL's socket interface): an interface the peers cannot reach, a firewall on
+# NCCL's ports, a container network that isolates the hosts.
+BOOTSTRAPPED = ("wrong_socket_ifname", "socket_blocked", "container_network_isolation")
 # Kernel lines the trunk judges when the paste shows the node's GPUs and PCI tree (runbooks/trunk.yaml:
 # an AER only on a device NCCL's traffic crosses, a peermem error only beside NVIDIA GPUs).
 KERNEL_CHECKS = {"pcie_aer_uncorrected": "trunk.pcie_aer", "peermem_error": "trunk.peermem_errors"}
@@ -146,6 +151,9 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     if running := errors.get("ofi_plugin_running"):  # only a loaded aws-ofi-nccl prints its INFO lines
         against.setdefault("net_plugin_not_loaded", []).append(f"{running.get('source')}: {running.get('first')}: "
                                                                "the OFI plugin's own line, so it loaded")
+    done = _bootstrapped(nccl)
+    for cause in BOOTSTRAPPED if done else ():
+        against.setdefault(cause, []).append(done)
     for cause in against:
         if cause in scores and cause != decided:
             scores[cause] *= 0.6  # a check of the text led away from it (often: the text did not show it)
@@ -154,7 +162,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         against.setdefault(cause, []).extend(lines)
     worded = [(cause, lines, step) for cause, lines, step in
               report_words.candidates(words, symptom, bool((nccl or {}).get("lines")))
-              if cause in causes and not causes[cause].healthy and not (one_host and cause in BETWEEN_HOSTS)]
+              if cause in causes and not causes[cause].healthy and not (one_host and cause in BETWEEN_HOSTS)
+              and not (done and cause in BOOTSTRAPPED)]  # words against the log's own init: the log wins
     for cause, lines, _step in worded:
         if cause in support:
             support[cause].extend(f"{line} ({report_words.WORDS})" for line in lines[1:])
@@ -255,6 +264,16 @@ def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set
         if isinstance(leaf, CauseLeaf) and lines and not set(lines) <= context_lines:
             out.setdefault(leaf.cause, []).append(f"{', '.join(dict.fromkeys(lines))}: {step.title} -> {step.outcome}")
     return out
+
+
+def _bootstrapped(nccl: dict | None) -> str:
+    """The Init COMPLETE lines of ranks on two hosts of one communicator, where its bootstrap ran over TCP
+    (not over the net plugin: 2.23+ `Bootstrap: Using mlx5_0:1`, which leaves the socket interface untried)."""
+    done = (nccl or {}).get("init_across_hosts") or {}
+    if len(done) < 2 or (nccl or {}).get("bootstrap_net"):
+        return ""
+    return f"{', '.join(done.values())}: ranks on {' and '.join(done)} completed init (Init COMPLETE): NCCL's " \
+           "bootstrap reached every rank across the hosts over TCP"
 
 
 def _unshown(diag: Diagnosis, job: dict) -> None:

@@ -62,6 +62,7 @@ def nccl_value(scanner: Scanner) -> dict:
         "bootstrap": {h: [f"{i}:{a}" for i, a in v[:2]] for h, v in list(n.bootstrap.items())[:16]},
         "oob": {h: [f"{i}:{a}" for i, a in v[:2]] for h, v in list(n.oob.items())[:16]},
         "bootstrap_net": dict(list(n.bootstrap_net.items())[:16]),
+        "init_across_hosts": n.init_across_hosts(),
         "plugin": n.plugin, "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
         "ring_channels": n.ring_channels or None, "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
         "topo_file": n.topo_file, "errors": n.errors, "other_warnings": n.warn_other.to_dict(),

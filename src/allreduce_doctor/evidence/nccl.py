@@ -20,6 +20,7 @@ from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the gramm
     GDR_RE,
     HCA_RE,
     IFACE_RE,
+    INIT_DONE_RE,
     LIST_RE,
     NETBW_RE,
     NETUSE_RE,
@@ -88,6 +89,8 @@ class NcclLog:
         self.errors: dict[str, dict] = {}
         self.warn_other = Examples(5)
         self.trace_files = Counter()
+        # communicator (commId, or nranks before 2.18) -> host -> where its rank printed Init COMPLETE
+        self.init_done: dict[str, dict[str, str]] = {}
 
     # -- per line ---------------------------------------------------------------------
     def feed(self, text: str, where: str) -> bool:
@@ -244,6 +247,12 @@ class NcclLog:
             self.channels[int(m.group(1))] += 1
             self.where.key("channels", where)
             return
+        m = INIT_DONE_RE.search(msg)
+        if m and host:
+            self.job_size(int(m.group(1)), None, None)
+            self.where.key("ranks", where)
+            self.init_complete(host, m.group(2) or f"nranks {m.group(1)}", where)
+            return
         m = COMM_RE.search(msg)
         if m:
             self.job_size(int(m.group(2)), int(m.group(3)) if m.group(3) else None,
@@ -283,6 +292,18 @@ class NcclLog:
             self.topo_file = True
         elif "vmbus" in low or "virtual" in low and "topology" in low:
             self.vm_hints.add(where, msg)
+
+    def init_complete(self, host: str, comm: str, where: str) -> None:
+        hosts = self.init_done.get(comm)
+        if hosts is None and len(self.init_done) < 64:
+            hosts = self.init_done[comm] = {}
+        if hosts is not None and len(hosts) < 2:  # two hosts prove it; the first two in line order
+            hosts.setdefault(host, where)
+
+    def init_across_hosts(self) -> dict[str, str]:
+        """host -> line, for the first communicator whose ranks on two hosts or more completed init: its
+        bootstrap's TCP reached every rank across them (the allgather of every rank's peer info)."""
+        return next((dict(hosts) for hosts in self.init_done.values() if len(hosts) > 1), {})
 
     def _net_using(self, host: str, net: str, rest: str, where: str) -> None:
         body, _, oob = rest.partition("; OOB")

@@ -33,6 +33,11 @@ GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
 CHANNELS_RE = re.compile(r"^(\d+) coll channels")
 COMM_RE = re.compile(r"\brank (\d+) nR[a-z]+ (\d+)(?: nNodes (\d+) localRanks (\d+))?", re.IGNORECASE)
 NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
+# init.cc prints it once a rank's communicator is built, after initTransportsRank's bootstrapAllGather of
+# every rank's peer info (v2.4.8-1 `comm %p rank %d nranks %d cudaDev %d nvmlDev %d - Init COMPLETE`;
+# busId from 2.7, `commId 0x%llx` from 2.18, `ncclCommInitRank`/`ncclCommSplit` before `comm` from 2.21;
+# v2.30.7-1 the same): group 1 nranks, group 2 the communicator's id where printed.
+INIT_DONE_RE = re.compile(r"\bcomm \w+ rank \d+ nranks (\d+) .*?(?:commId (0x[0-9a-f]+) )?- Init COMPLETE$")
 PATTERN_RE = re.compile(r"Pattern \d+, crossNic (\d+), nChannels (\d+), bw ([\d.]+)/([\d.]+), type (\w+)/(\w+)")
 NETBW_RE = re.compile(r"NET\[([\d.]+)\] - NET/(\d+)")
 QPDBG_RE = re.compile(r"NET/IB ?: ?Dev \d+ Port \d+ qpn \d+ mtu (\d+)(?:.*?GID (\d+))?")
