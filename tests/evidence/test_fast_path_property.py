@@ -13,6 +13,7 @@ from allreduce_doctor.evidence import bulk as fast_path
 from allreduce_doctor.evidence import segmenter
 from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE
+from allreduce_doctor.evidence.nccl_network import network
 from allreduce_doctor.evidence.segmenter import Scanner
 from tests.evidence.helpers import CASES, REAL
 
@@ -65,7 +66,7 @@ def _read(path: Path, bulk: bool, find_keys_max: int = fast_path.FIND_KEYS_MAX) 
     return {
         "lines": n.lines, "errors": n.errors, "warn_other": n.warn_other.to_dict(), "version": n.version,
         "plugin": n.plugin, "env": {k: v for k, (v, _) in n.env.items()}, "gdr": set(n.gdr),
-        "channels": set(n.channels), "transports": set(n.transports), "network": n.network(),
+        "channels": set(n.channels), "transports": set(n.transports), "network": network(n),
         # not nranks: the fast path reads the job size from the first communicator line of a block
         "networks": {net for nets in n.networks.values() for net in nets},
         "graphs": n.graphs, "net_bw": n.net_bw, "qp_mtu": set(n.qp_mtu), "trace_files": set(n.trace_files),

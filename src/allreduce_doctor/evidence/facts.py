@@ -6,6 +6,7 @@ from __future__ import annotations
 from allreduce_doctor.evidence import checks, host, job, rdma
 from allreduce_doctor.evidence import node_facts as node_facts_of
 from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.evidence.nccl_network import host_networks, network
 from allreduce_doctor.evidence.segmenter import Scanner
 from allreduce_doctor.observations import OK, Observation
 
@@ -47,9 +48,9 @@ def _versions(host_versions: dict[str, set]) -> dict[str, list[str]]:
 
 def nccl_value(scanner: Scanner) -> dict:
     n = scanner.nccl
-    per_host = n.host_networks()
+    per_host = host_networks(n)
     return {
-        "lines": n.lines, "version": n.version, "network": n.network(),
+        "lines": n.lines, "version": n.version, "network": network(n),
         "versions": _versions(n.host_versions),
         "host_networks": {h: v for h, (v, _) in sorted(per_host.items())[:32]},
         "hosts": len([h for h in n.hosts if h != "?"]), "host_names": sorted(h for h in n.hosts if h != "?")[:16],
