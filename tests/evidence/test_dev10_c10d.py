@@ -52,15 +52,20 @@ def test_a_retry_is_not_a_failure_and_names_no_cause():
     assert [c.cause for c in signatures.candidates()["c10d_store_unreachable"]] == ["socket_blocked"]
 
 
+def _segments_and_kinds(tmp_path, text: str) -> tuple[list[tuple[str, str]], dict, str]:
+    """(segment kind, lines) of the paste, its log.nccl.errors, and its path."""
+    rc, d, path = diagnose_json(tmp_path, text)
+    segments = [(s["kind"], s["lines"]) for s in d["evidence_used"]["files"][0]["segments"]]
+    return segments, next(e["observed"] for e in d["evidence"] if e["fact"] == "log.nccl.errors"), path
+
+
 def test_stamped_c10d_lines_read_as_application_lines_and_dmesg_as_kernel(tmp_path):
     text = ("[  123.456789] mlx5_core 0000:17:00.0: mlx5_cmd_out_err:838:(pid 1): QUERY_VPORT_COUNTER(0x770) failed\n"
             "[Tue Dec  1 10:00:00 2026] mlx5_core 0000:17:00.0 ens1f0np0: Link down\n"
             f"[rank1]:{STAMPED}{RETRIES[0]}\n"
             f"[E1203 10:41:12.223456789 socket.cpp:1023] {FAILURES[0]}\n")
-    rc, d, path = diagnose_json(tmp_path, text)
-    segments = [(s["kind"], s["lines"]) for s in d["evidence_used"]["files"][0]["segments"]]
+    segments, errors, path = _segments_and_kinds(tmp_path, text)
     assert segments == [("kernel_log", "1-2"), ("signature", "3-4")]
-    errors = next(e["observed"] for e in d["evidence"] if e["fact"] == "log.nccl.errors")
     assert sorted(errors) == ["c10d_store_retry", "c10d_store_unreachable"]
     assert errors["c10d_store_unreachable"]["source"] == f"{path}:4"
 
@@ -71,10 +76,8 @@ def test_a_log_shippers_stamp_before_a_c10d_line_is_no_syslog_host(tmp_path, sta
     text = (f"{stamp}[W socket.cpp:601] {RETRIES[0]}\n"
             f"{stamp}[E1203 10:41:12.223456789 socket.cpp:1023] {FAILURES[0]}\n"
             f"{stamp}gpu01 kernel: mlx5_core 0000:17:00.0 ens1f0np0: Link down\n")
-    rc, d, path = diagnose_json(tmp_path, text)
-    segments = [(s["kind"], s["lines"]) for s in d["evidence_used"]["files"][0]["segments"]]
+    segments, errors, _ = _segments_and_kinds(tmp_path, text)
     assert segments == [("signature", "1-2"), ("kernel_log", "3")]
-    errors = next(e["observed"] for e in d["evidence"] if e["fact"] == "log.nccl.errors")
     assert sorted(errors) == ["c10d_store_retry", "c10d_store_unreachable"]
 
 
@@ -91,3 +94,14 @@ def test_a_lone_retry_points_at_no_cause(tmp_path):
     rc, d, _ = diagnose_json(tmp_path, f"{STAMPED}{RETRIES[0]}\n")
     assert rc == 3 and d["findings"] == []
     assert d["inconclusive"][-1]["reason"].startswith("nothing in this text points at a cause")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1"])
+def test_a_store_on_the_loopback_that_never_answered_is_no_network_cause(tmp_path, host):
+    line = f"[E728 15:01:59.561275187 socket.cpp:1028] [c10d] {FAILURES[0].replace('node-1', host)}"
+    assert signatures.match(line).kind == "c10d_local_store_unreachable"
+    assert "c10d_local_store_unreachable" not in signatures.candidates()
+    rc, d, path = diagnose_json(tmp_path, line + "\n")
+    assert rc == 3 and d["findings"] == []
+    assert d["inconclusive"][-2]["reason"].startswith(f"{path}:1: PyTorch's rendezvous never reached its TCPStore on "
+                                                      "this host's loopback")
