@@ -23,12 +23,16 @@ RETRIES = [
     "[c10d] TCP client failed to connect/validate to host node-1:29500 - retrying (try=0, timeout=1800000ms, "
     "delay=496ms): The client socket has timed out after 1800000ms while trying to connect to (node-1, 29500).",
     "[c10d] No socket on (node-1, 29500) is listening yet, will retry.",
+    "[c10d] The client socket cannot be initialized to connect to [node-1]:29500 (errno: 97 - Address family not "
+    "supported by protocol).",
+    "The server socket on [node-1]:29500 is not yet listening (errno: 111 - Connection refused), will retry",  # 1.11
 ]
 FAILURES = [
     "[c10d] The client socket has timed out after 1800000ms while trying to connect to (node-1, 29500).",
     "[c10d] The client socket has failed to connect to any network address of (node-1, 29500).",
     "[c10d] TCP client failed to connect/validate to host node-1:29500 - timed out (try=3, timeout=1800000ms): The "
     "client socket has timed out after 1800000ms while trying to connect to (node-1, 29500).",
+    "[c10d] The client socket has failed to connect to any network address of (05, 40323).",  # 2.0 (socket.cpp:610)
 ]
 
 
