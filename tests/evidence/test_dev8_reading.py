@@ -126,8 +126,8 @@ def test_nccls_no_route_is_read_in_each_versions_shape(prefix, message):
     "[W socket.cpp:601] [c10d] The client socket has failed to connect to [node-2]:29500 (errno: 113 - No route to host).",
     "[W socket.cpp:601] [c10d] The client socket has failed to connect to node-2:29500 (errno: 101 - Network is unreachable).",
 ])
-def test_c10ds_socket_wording_is_no_route(line):
-    assert signatures.match(line).kind == "no_route"
+def test_c10ds_socket_wording_is_the_rendezvous_not_no_route(line):
+    assert signatures.match(line).kind == "c10d_store_retry"  # dev10: c10d's TCPStore client retries it
 
 
 def test_a_download_that_found_no_route_is_no_bootstrap_failure(tmp_path):
@@ -309,9 +309,9 @@ def test_an_nvls_fallback_is_a_slow_job_s_fabric_manager_candidate(tmp_path):
             f"node-a:4242:4301 [0] {FALLBACKS[2][0]}\n"
             "node-a:4242:4301 [0] NCCL INFO Using network IB\n")
     rc, d, path = diagnose_json(tmp_path, text, "--symptom", "slow")
-    assert rc == 3 and d["verdict"] == "inconclusive" and _errors(d)["nvls_fallback"]["blocking"] is False
-    # The runbook's NVLS step reads only nvls_failure / fabric_manager, so its no still weighs on the first.
-    assert _ranked(d) == [("nvlink_degraded", "low"), ("fabric_manager_not_ready", "low")]
+    assert rc == 1 and d["verdict"] == "fault" and _errors(d)["nvls_fallback"]["blocking"] is False
+    # dev10: the runbook's NVLS step reads the fallback as the bind failure it is (test_dev10_nvls.py).
+    assert _ranked(d) == [("fabric_manager_not_ready", "high"), ("nvlink_degraded", "low")]
     assert d["findings"][1]["supporting"] == [f"{path}:2: {FALLBACKS[2][0].removeprefix('NCCL INFO ')}"]
 
 

@@ -21,6 +21,14 @@ _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
 # is not one: NCCL returns it for any transport when a peer leaves (src/init.cc ncclGetErrorString).
 _CONN = ("qp_timeout", "qp_invalid", "qp_failed", "retry_exceeded", "completion_error")
+# An EFA send or receive whose peer never answered (signatures.yaml efa_remote_unreachable, efa_no_response: the
+# EFA device's UNREACH_REMOTE / UNRESP_REMOTE status), as aws-ofi-nccl prints a failed request of a connection
+# (src/nccl_ofi_rdma.c and nccl_ofi_sendrecv.c `Request %p completed with error`, v1.14.0; src/platform-aws.cpp
+# PlatformAWS::log_cq_error, v1.21.1). NCCL's GID, MTU and rail choices do not apply there: libfabric addresses
+# the peer (its address vector) and the EFA device fixes the MTU, so the suspect is "efa", which libfabric reads
+# as a security group dropping the packets or instances in different subnets (prov/efa/src/efa_strerror.c).
+# efa_peer_unresponsive is not one: a peer that answered, then left (libfabric: its process or host is gone).
+_EFA_CONN = ("efa_remote_unreachable", "efa_no_response")
 # The parts of the text each field of log.job is computed from (nccl: NCCL's lines, env: variables and the
 # launch line, tests: nccl-tests output, rdma: RDMA tool outputs, or a log.host field): a check of one field
 # speaks with those lines only (field_sources; evidence/differential.py _contradicted).
@@ -226,7 +234,7 @@ def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: di
     # Pasted port tables that all show a 4096 active MTU rule the MTU out as the failure's reason.
     mtus = [p.get("active_mtu") for p in rdma.get("ports", []) if p["state"] in ("ACTIVE", None)]
     ports_full_mtu = bool(mtus) and all(m == 4096 for m in mtus)
-    counts = {k: nccl.errors[k]["count"] for k in _CONN if k in nccl.errors}
+    counts = {k: nccl.errors[k]["count"] for k in _CONN + _EFA_CONN if k in nccl.errors}
     pairs = []
     for k in _CONN:
         for d in (nccl.errors.get(k) or {}).get("details", []):
@@ -237,7 +245,9 @@ def connections(nccl: NcclLog, fab: str, gid_info: dict, mtu_info: dict, env: di
                                 for a, b in pairs)
     failures = bool(counts)
     suspect: str | None = ""
-    if failures:
+    if failures and not any(k in counts for k in _CONN):
+        suspect = "efa"
+    elif failures:
         # NCCL's default GID (index 0 before 2.21) is only a suspect where the fabric is RoCE.
         if (fab != "ib" and gid_info["verdict"] == "bad") or (fab == "roce" and gid_info["verdict"] == "default"):
             suspect = "gid"

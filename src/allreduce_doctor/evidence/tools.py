@@ -36,9 +36,12 @@ _GID_LINE = r"^\s*GID\[\s*\d+\]\s*:"
 _PCI_DEV = r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+\S"
 _P2P_MATRIX = r"^\s*(?:(?:Uni|Bi)directional )?P2P=(?:Enabled|Disabled) (?:Bandwidth|Latency)|^\s*\[P2P \(Peer-to-Peer\) GPU"
 # A syslog line's host has no colon: a stamped `libfabric:PID:TIME::efa:cq:FUNC():LINE<warn> FUNC: ...`
-# line (libfabric src/log.c) is the provider's own log, not a host's syslog.
-_DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d [^\s:]+ [\w./-]+(?:\[\d+\])?:"
-          r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* [^\s:]+ [\w./-]+(?:\[\d+\])?:)")
+# line (libfabric src/log.c) is the provider's own log, not a host's syslog. Nor does it open with `[`: a
+# log shipper's stamp before PyTorch's `[W socket.cpp:601] ` or `[W1203 10:11:12.123456789 socket.cpp:752] `
+# (c10/util/Logging.cpp MessageLogger) is an application's line, not `HOST PROC:`.
+_DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
+          r"|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:"
+          r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:)")
 
 TOOLS: tuple[Tool, ...] = (
     _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
