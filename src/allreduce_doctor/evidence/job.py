@@ -15,7 +15,7 @@ from collections import Counter
 from allreduce_doctor.domain import busbw_verdict
 from allreduce_doctor.evidence import checks
 from allreduce_doctor.evidence.lines import Where
-from allreduce_doctor.evidence.nccl import NcclLog, _net_family
+from allreduce_doctor.evidence.nccl import NcclLog, net_family
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
@@ -141,7 +141,7 @@ def gdr(nccl: NcclLog, env: dict, topology: dict | None = None) -> dict:
     """GPUDirect RDMA as the log shows it; with no NET line and no NCCL_NET_GDR_LEVEL, the GPUs a
     pasted topology puts beyond NCCL's default GDR distance (log.host.topology.gdr_out_of_reach)."""
     nets = [t for t in nccl.transports if t.startswith("NET/") and not t.startswith("NET/Socket")]
-    with_gdr = [t for t in nets if _net_family(t)[1]]
+    with_gdr = [t for t in nets if net_family(t)[1]]
     level = str(env.get("NCCL_NET_GDR_LEVEL", "")).upper()
     state = "unknown"
     if with_gdr or nccl.gdr.get("enabled"):

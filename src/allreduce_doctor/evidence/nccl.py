@@ -42,7 +42,7 @@ def _ifaces(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in IFACE_RE.finditer(text)]
 
 
-def _net_family(token: str) -> tuple[str, bool]:
+def net_family(token: str) -> tuple[str, bool]:
     """'NET/IB/0/GDRDMA' -> ('NET/IB', True); 'P2P/IPC/read' -> ('P2P', False)."""
     parts = token.split("/")
     if parts[0] == "NET" and len(parts) > 1:
@@ -325,7 +325,7 @@ class NcclLog:
     def connection(self, via: str, host: str | None = None, count: int = 1) -> None:
         via = via.strip()
         self.transports[via] += count
-        family, gdr = _net_family(via)
+        family, gdr = net_family(via)
         if family.startswith("NET/") and family != "NET/Socket":
             if host is None or (host not in self.host_gdr and len(self.host_gdr) >= MAX_HOSTS):
                 self.net_unattributed = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allreduce_doctor.evidence.nccl import NcclLog, _net_family
+from allreduce_doctor.evidence.nccl import NcclLog, net_family
 
 
 def host_networks(log: NcclLog) -> dict[str, tuple[str, bool]]:
@@ -29,7 +29,7 @@ def network(log: NcclLog) -> str:
     if len(log.net_plugins) > 1:  # some ranks run the external net plugin (IBext), others NCCL's own (IB)
         return "mixed"
     per_host = host_networks(log)
-    via = {_net_family(t)[0][4:] for t in log.transports if t.startswith("NET/")}
+    via = {net_family(t)[0][4:] for t in log.transports if t.startswith("NET/")}
     # Every rank prints `Using network X` at init (NVIDIA/nccl src/init.cc, after ncclNetInit: INFO(NCCL_INIT,
     # "Using network %s")): a host whose line is not in the paste does not use
     # another network because of it, so a named RDMA network outranks one only implied by
