@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from allreduce_doctor.domain import BUSBW_ABOVE_REASONS
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.evidence.signatures import SYMPTOMS, load_table, remember_table, row_error
 
@@ -30,6 +31,7 @@ _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
 _SCALES = ("one_works", "one_node", "multi_node")
 _NEEDS = {"container"}
 _CANDIDATE_KEYS = {"cause", "next_step", "basis", "needs", "against"}
+_ABOVE_NOTES = (set(BUSBW_ABOVE_REASONS) - {"tree_two_nodes"}) | {"tree_more_nodes"}  # tree_two_nodes: busbw_note's
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Table:
     busbw_words: re.Pattern
     busbw_above: re.Pattern
     busbw_note: str
+    busbw_above_notes: dict[str, str]  # domain.busbw_above_reason -> what the Diagnosis says of a table's busbw
     situations: tuple[Situation, ...]
     tried: tuple[Tried, ...]
 
@@ -123,12 +126,16 @@ def table() -> Table:
                             rx(row["words"], f"tried.{row['var']}") if "words" in row else None,
                             cands(row["candidates"], f"tried.{row['var']}"), bool(row.get("against", True)))
                       for row in data["tried"])
+        above = {str(k): str(v) for k, v in data["busbw_above_notes"].items()}
+        if set(above) != _ABOVE_NOTES:
+            raise row_error(path, data, f"busbw_above_notes: exactly {', '.join(sorted(_ABOVE_NOTES))}")
+        above["tree_two_nodes"] = str(data["busbw_note"]) + above.pop("tree_more_nodes")
         out = Table(rx(data["topic"], "topic"), symptoms, rx(data["trouble"], "trouble"),
                     rx(data["outcomes"]["not_helped"], "outcomes.not_helped"),
                     rx(data["outcomes"]["helped"], "outcomes.helped"),
                     tuple((name, rx(data["scale"][name], f"scale.{name}")) for name in _SCALES),
                     rx(data["container"], "container"), rx(data["busbw_words"], "busbw_words"),
-                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), tuple(situations), tried)
+                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), above, tuple(situations), tried)
     except (KeyError, TypeError, AttributeError) as exc:
         raise row_error(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
     if parsed:
