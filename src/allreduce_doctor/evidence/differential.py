@@ -239,7 +239,7 @@ def _head_tie(order: list[str], scores: dict[str, float], decided: str | None, s
     (a hang on one host with nothing failing) are low from the start and keep the paste that would show each."""
     if not order or order[0] == decided:
         return []
-    tied = [c for c in order[:MAX_CANDIDATES] if abs(scores[c] - scores[order[0]]) < 1e-9]
+    tied = [c for c in order[:MAX_CANDIDATES] if abs(scores[c] - scores[order[0]]) < 1e-9 and c != decided]
     return tied if len(tied) > 1 and shown & set(tied) else []
 
 
