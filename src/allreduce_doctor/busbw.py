@@ -7,14 +7,16 @@ comparison is domain.busbw_verdict's; this module only gathers it for the report
 
 from __future__ import annotations
 
-from allreduce_doctor.domain import busbw_verdict
+from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
 
 
 def summary(observations: Observations) -> dict | None:
-    """{measured_gbs, expected_gbs, ratio, verdict, nics, line_gbps, basis} when busbw was measured."""
+    """{measured_gbs, expected_gbs, ratio, verdict, nics, line_gbps, basis} when busbw was measured, with
+    {above_line_rate, note} when it is clearly above what the NICs carry (never a fault: above_note)."""
     job = observations.get("log.job")
-    pasted = ((job.value or {}).get("bandwidth") or {}) if job.ok and isinstance(job.value, dict) else {}
+    job_value = job.value if job.ok and isinstance(job.value, dict) else {}
+    pasted = job_value.get("bandwidth") or {}
     node = observations.get("node.busbw")
     read = node.value if node.ok and isinstance(node.value, dict) else {}
     measured = pasted.get("measured_gbs") if pasted.get("measured_gbs") is not None else read.get("measured_gbs")
@@ -26,8 +28,23 @@ def summary(observations: Observations) -> dict | None:
         line_gbps = round(expected * 8 / nics, 1)
     basis = pasted.get("basis") or "the operator's answer (measured_busbw)"
     ratio, verdict = busbw_verdict(measured, expected, from_peak=not basis.startswith("average"))
-    return {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
-            "nics": nics, "line_gbps": line_gbps, "basis": basis}
+    out = {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
+           "nics": nics, "line_gbps": line_gbps, "basis": basis}
+    env = observations.get("nccl.env")
+    algo = ((env.value or {}).get("vars") or {}).get("NCCL_ALGO") if env.ok and isinstance(env.value, dict) else None
+    nodes = job_value.get("nodes") if pasted.get("measured_gbs") is not None else None  # the table's own run
+    return out | above_note(ratio, nodes, algo)
+
+
+def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict:
+    """{above_line_rate: reason, note} for a busbw clearly above NICs x line rate (domain.busbw_above_reason),
+    worded in signatures/report_words.yaml (busbw_above_notes); {} otherwise."""
+    reason = busbw_above_reason(ratio, nodes, allreduce_algos(algo))
+    if reason is None:
+        return {}
+    from allreduce_doctor.evidence.report_words import table  # read only for a busbw above the line rate
+
+    return {"above_line_rate": reason, "note": table().busbw_above_notes[reason]}
 
 
 def phrase(bw: dict, found_cause: bool) -> str:
@@ -38,6 +55,8 @@ def phrase(bw: dict, found_cause: bool) -> str:
         text += f", about {bw['ratio'] * 100:.0f}% of what {carry} can carry ({bw['expected_gbs']:g} GB/s)"
     else:
         text += "; what the NICs can carry is not known: paste `ibstat` (or diagnose on the node) to compare"
+    if bw.get("note"):
+        text += f": {bw['note']}"
     if bw.get("verdict") in ("below", "unclear") and not found_cause:
         text += ": cause not found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node"
     return text

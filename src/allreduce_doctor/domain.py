@@ -41,6 +41,60 @@ def busbw_verdict(measured: float | None, expected: float | None, from_peak: boo
     return ratio, "unclear"
 
 
+# A busbw clearly above NICs x line rate. nccl-tests' busbw is a ring's figure (algbw x 2(n-1)/n: point-to-point
+# transfers over a flat fabric, doc/PERFORMANCE.md; sjeaugey in NVIDIA/nccl-tests#274), and a ring over the NICs
+# cannot carry more than their line rate (nccl-tests counts GB/s as 1e9 bytes, src/all_reduce.cu, as line rate / 8
+# does). What goes above it sends less over the network than a ring: NCCL's tree on two nodes, "up to ~2x the
+# network speed" (sjeaugey, NVIDIA/nccl#946; NVIDIA/nccl-tests#196 and #22), an effect that is gone beyond two
+# nodes (AddyLaddy, NVIDIA/nccl#812); or a reduction in the switches, NVLS or CollNet (NVLink SHARP, IB SHARP:
+# nccl-tests#274). 1.05: a ring's peak sits below 1.0 (headers; about 0.9 at large sizes, as above); the 5% covers
+# the timer's jitter and the peak being the best of both columns at the largest sizes, so only a figure no ring
+# over those NICs gives is called above.
+BUSBW_ABOVE_LINE = 1.05
+TREE_GAIN_TWO_NODES = 2.0
+# NCCL's algorithm names (src/init.cc ncclAlgoStr: "CollNet" v2.7-v2.12, "CollNetDirect", "CollNetChain", "NVLS",
+# "NVLSTree" v2.19-v2.30, "PAT" v2.30) that reduce in the switches.
+IN_NETWORK_ALGOS = frozenset({"nvls", "nvlstree", "collnet", "collnetdirect", "collnetchain"})
+ALL_ALGOS = frozenset({"tree", "ring", "pat"}) | IN_NETWORK_ALGOS
+BUSBW_ABOVE_REASONS = ("one_node", "in_network", "ring_only", "beyond_two_nodes", "beyond_tree", "tree_two_nodes")
+
+
+def allreduce_algos(value: str | None) -> frozenset[str] | None:
+    """The algorithms NCCL_ALGO leaves to AllReduce, or None when unset or unreadable. NCCL's parseList
+    (src/graph/tuning.cc, v2.24-v2.30): `;`-separated entries, each `[function:]list`, a list of
+    case-blind names, `^` first to exclude them; older NCCL takes the list alone."""
+    if not value:
+        return None
+    enabled = set(ALL_ALGOS)
+    for entry in str(value).split(";"):
+        function, _, names = entry.rpartition(":")
+        if function and function.strip().lower() != "allreduce":
+            continue
+        names = names.strip().lower()
+        excluded = names.startswith("^")
+        listed = {n.strip() for n in names.lstrip("^").split(",") if n.strip()}
+        if not listed <= ALL_ALGOS:
+            return None  # NCCL refuses an unknown name (ncclInvalidUsage): the job ran with something else
+        enabled = (ALL_ALGOS - listed) if excluded else listed
+    return frozenset(enabled)
+
+
+def busbw_above_reason(ratio: float | None, nodes: int | None, algos: frozenset[str] | None) -> str | None:
+    """Why a busbw clearly above NICs x line rate is no fault (one of BUSBW_ABOVE_REASONS), None below it.
+    `nodes`: the run's node count when shown; `algos`: allreduce_algos of the job's NCCL_ALGO."""
+    if ratio is None or ratio < BUSBW_ABOVE_LINE:
+        return None
+    if nodes == 1:
+        return "one_node"  # ranks of one host use P2P or SHM, not the NICs (transport.cc: p2p, shm, then net)
+    if algos is not None and algos <= {"ring", "pat"}:  # no PAT for AllReduce (tuning.cc, v2.30)
+        return "ring_only"
+    if algos is not None and "tree" not in algos:  # NCCL_ALGO left the switches' algorithms, not the tree
+        return "in_network"
+    if nodes is not None and nodes > 2:
+        return "beyond_two_nodes"
+    return "beyond_tree" if ratio > TREE_GAIN_TWO_NODES else "tree_two_nodes"
+
+
 # RoCE transport loss: mlx5 RDMA Q-counters under /sys/class/infiniband/DEV/ports/N/hw_counters
 # (kernel drivers/infiniband/hw/mlx5/counters.c; NVIDIA "Understanding mlx5 Linux Counters"):
 # each counts a retransmission, a timeout or a sequence error, so packets were lost.

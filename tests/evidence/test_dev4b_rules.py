@@ -154,10 +154,10 @@ def _slow(tmp_path, text: str, *symptom: str) -> dict:
 def test_a_slow_job_whose_log_never_names_its_network_asks_sockets_first_then_gdr(tmp_path):
     d = _slow(tmp_path, VERSION_ONLY, "--symptom", "slow")
     assert [(f["cause"], f["confidence"], f["contradicting"]) for f in d["findings"]] == [
-        ("socket_fallback", "medium", []), ("gdr_disabled", "low", [])]
+        ("socket_fallback", "low", []), ("gdr_disabled", "low", [])]  # a tie: the text tells neither (dev11)
     assert d["findings"][0]["supporting"] == [f"{tmp_path / 'paste.txt'}:1: NCCL runs, and no line says which "
                                               "network it chose"]
-    assert "`Using network IB|Socket`" in d["findings"][0]["next_step"]
+    assert "`Using network Socket`" in d["findings"][0]["next_step"]
 
 
 def test_the_network_question_is_not_asked_when_the_log_answers_it_or_nothing_was_slow(tmp_path):

@@ -174,6 +174,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         top = max(scores.values(), default=0.0)
         scores[decided] = top + 1.0 if not blocking or decided in explained else scores.get(decided, 0.0) + 3.0
     order = sorted(scores, key=lambda c: -scores[c])  # stable: ties go to the kind seen first
+    tie = _head_tie(order, scores, decided, shown)
     ranked: list[Finding] = []
     for cause in order:
         if len(ranked) >= MAX_CANDIDATES:
@@ -189,12 +190,15 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         best = scores[order[0]]
         # Where a rank waits (a frame, the watchdog's timeout) says nothing of why: alone it is low.
         confidence = ("medium" if scores[cause] >= 4 and scores[cause] >= 0.6 * best and not ranked and cause in shown
-                      else "low")
+                      and cause not in tie else "low")
         ranked.append(Finding(cause, info.title, info.severity, info.owner, "evidence.signatures", None,
                               confidence=confidence, supporting=support.get(cause, [])[:3],
                               next_step=steps.get(cause, "")))
+    apart = _tell_apart(tie, steps)
     for finding in ranked:
         finding.contradicting = against.get(finding.cause, [])[:3]
+        if finding.cause in tie:
+            finding.next_step = apart
     # Findings the sweep made that the ranking did not take keep their place after the candidates.
     rest = [f for f in diag.findings if f.cause not in {r.cause for r in ranked}]
     for finding in rest:
@@ -230,9 +234,29 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         diag.verdict = INCONCLUSIVE
         diag.healthy = None
         reason = (f"the report's words suggest {head.cause} but do not decide it: {head.next_step}"
-                  if head.node == WORDS_NODE else f"the text suggests {head.cause} but does not decide it: {head.next_step}")
+                  if head.node == WORDS_NODE else
+                  f"the text suggests {' or '.join(tie)} and does not tell them apart: {head.next_step}" if tie else
+                  f"the text suggests {head.cause} but does not decide it: {head.next_step}")
         diag.inconclusive.append({"node": "evidence", "reason": reason})
     return diag
+
+
+def _head_tie(order: list[str], scores: dict[str, float], decided: str | None, shown: set[str]) -> list[str]:
+    """The first candidates that share the best score, when a line of the text points at one of them: the text
+    does not tell them apart (a gap's pair, an open question's yes and no leaves, two kinds' equal sums), so
+    none is more likely than the other. The runbooks' decision has no twin; candidates no line points at
+    (a hang on one host with nothing failing) are low from the start and keep the paste that would show each."""
+    if not order or order[0] == decided:
+        return []
+    tied = [c for c in order[:MAX_CANDIDATES] if abs(scores[c] - scores[order[0]]) < 1e-9 and c != decided]
+    return tied if len(tied) > 1 and shown & set(tied) else []
+
+
+def _tell_apart(tie: list[str], steps: dict[str, str]) -> str:
+    """The one step for tied candidates: the step they share (a gap's pair gives the paste that separates
+    them), else each one's paste, named by the cause it would show."""
+    own = list(dict.fromkeys(steps.get(cause, "") for cause in tie))
+    return own[0] if len(own) == 1 else "; ".join(f"{steps.get(cause, '')} ({cause})" for cause in tie)
 
 
 def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:

@@ -42,19 +42,20 @@ def transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None,
     """A slow job whose NCCL lines never say which network it chose: NCCL falls back to TCP sockets
     without a warning when it cannot use a verbs device (net.cc / init.cc print `Using network
     Socket` at INFO only; net_ib.cc `NET/IB : No device found` at INFO), and whether its NET
-    connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job,
-    with the one paste that answers both; none when the job failed on something (that explains it)."""
+    connections carry /GDRDMA is only in INFO channel lines. The first two questions of a slow job; the
+    text tells neither from the other, so both get the one paste that answers both; none when the job
+    failed on something (that explains it)."""
     nccl, job = nccl or {}, job or {}
     if symptom != "slow" or not (_nccl_runs(nccl, context_kinds) or nccl.get("version")) or nccl.get("network") \
             or nccl.get("transports") or job.get("scope") == "intra" or job.get("blocking_errors") \
             or (job.get("gdr") or {}).get("state") != "unknown":
         return []
     source = (nccl.get("sources") or {}).get("version") or "the NCCL lines"
-    paste = "paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank: `Using network IB|Socket`, `NET/IB : Using` "
-    return [("socket_fallback", f"{source}: NCCL runs, and no line says which network it chose",
-             paste + "(or `NET/IB : No device found`) say whether it is on RDMA"),
-            ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA",
-             paste + "and `via NET/IB/N/GDRDMA` in the channel lines say whether GPUDirect RDMA is used")]
+    paste = ("paste NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET of one rank: `Using network Socket` (or `NET/IB : No "
+             "device found`) is socket_fallback; `Using network IB` and `NET/IB : Using` with no `via NET/IB/N/GDRDMA` "
+             "in the channel lines is gdr_disabled")
+    return [("socket_fallback", f"{source}: NCCL runs, and no line says which network it chose", paste),
+            ("gdr_disabled", f"{source}: NCCL runs, and no NET channel line shows /GDRDMA", paste)]
 
 
 def down_ports(ports: list | None) -> list[tuple[str, str, str]]:
@@ -91,15 +92,19 @@ def virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
     RDMA needs ATS on the NIC and the host's switch and root ports' ACS set to let ATS through (NVIDIA
     AI Enterprise, "Optimizing VM configuration", appendix "ATS and ACS configuration"); a VM whose GPUs
     all hang off one root bus may instead hide the PCIe/NUMA layout from NCCL (vm_topology_hidden).
-    GPUs under several root buses keep the host's grouping, so ACS/ATS comes first there."""
+    GPUs under several root buses keep the host's grouping, so ACS/ATS comes first there. The PCI tree does
+    not tell the two apart; the VM's `nvidia-smi topo -m` does: every GPU-NIC pair at PHB is the flattened
+    view (runbooks/trunk.yaml vm_topology), PIX/PXB pairs are the real switches, where ACS/ATS decides."""
     tree = (job or {}).get("virtual_pcie")
     if not tree:
         return []
     line = (f"{tree['source']}: {tree['behind_pci_bridge'][0]} at a device number other than 0 behind a bridge "
             "(a PCIe port links device 0 only): an emulated PCI bridge, a virtual machine")
-    acs = ("pcie_acs_enabled", line, "paste `lspci -vvv` of the NICs and of the bridges above them on the host "
-           "(ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED`")
-    hidden = ("vm_topology_hidden", line, "paste `nvidia-smi topo -m` inside the VM and the job's NCCL_TOPO_FILE")
+    step = ("paste `nvidia-smi topo -m` inside the VM: every GPU-NIC pair at PHB is vm_topology_hidden (and the "
+            "job's NCCL_TOPO_FILE); pairs at PIX or PXB show the real switches: then `lspci -vvv` of the NICs and of "
+            "the bridges above them on the host (ACSCtl, ATSCtl) and `mlxconfig -d DEV q ATS_ENABLED` decide "
+            "pcie_acs_enabled")
+    acs, hidden = ("pcie_acs_enabled", line, step), ("vm_topology_hidden", line, step)
     return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
 
 

@@ -18,8 +18,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from allreduce_doctor.domain import BUSBW_ABOVE_REASONS
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.evidence.signatures import SYMPTOMS, load_table, remember_table, row_error
+from allreduce_doctor.parsers.nccl_env import PROMPT_RE
 
 MAX_LINES = 1000  # prose lines read at most (~25 us each): a report's words come first, a log's stray lines after
 MAX_KEPT = 16  # statements kept of each sort
@@ -30,6 +32,9 @@ _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
 _SCALES = ("one_works", "one_node", "multi_node")
 _NEEDS = {"container"}
 _CANDIDATE_KEYS = {"cause", "next_step", "basis", "needs", "against"}
+_LAUNCHER_FLAGS = ("nodes", "hosts", "hostfile", "one_node")
+_ASSIGNED_RE = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)+")  # NCCL_DEBUG=INFO torchrun ...: the command after them
+_ABOVE_NOTES = (set(BUSBW_ABOVE_REASONS) - {"tree_two_nodes"}) | {"tree_more_nodes"}  # tree_two_nodes: busbw_note's
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,16 @@ class Tried:
 
 
 @dataclass(frozen=True)
+class Launcher:
+    name: str
+    command: re.Pattern  # the line starts the launcher (after a prompt and VAR=value assignments)
+    nodes: re.Pattern | None  # a flag whose number is the node count (of MIN:MAX or MIN-MAX, the MIN)
+    hosts: re.Pattern | None  # a flag listing the hosts (host:slots,...)
+    hostfile: re.Pattern | None  # a flag naming a file of hosts
+    one_node: re.Pattern | None  # a flag that runs the job on one node
+
+
+@dataclass(frozen=True)
 class Table:
     topic: re.Pattern
     symptoms: tuple[tuple[str, re.Pattern], ...]
@@ -73,8 +88,10 @@ class Table:
     busbw_words: re.Pattern
     busbw_above: re.Pattern
     busbw_note: str
+    busbw_above_notes: dict[str, str]  # domain.busbw_above_reason -> what the Diagnosis says of a table's busbw
     situations: tuple[Situation, ...]
     tried: tuple[Tried, ...]
+    launchers: tuple[Launcher, ...]
 
 
 @lru_cache(maxsize=1)
@@ -123,17 +140,30 @@ def table() -> Table:
                             rx(row["words"], f"tried.{row['var']}") if "words" in row else None,
                             cands(row["candidates"], f"tried.{row['var']}"), bool(row.get("against", True)))
                       for row in data["tried"])
+        above = {str(k): str(v) for k, v in data["busbw_above_notes"].items()}
+        if set(above) != _ABOVE_NOTES:
+            raise row_error(path, data, f"busbw_above_notes: exactly {', '.join(sorted(_ABOVE_NOTES))}")
+        above["tree_two_nodes"] = str(data["busbw_note"]) + above.pop("tree_more_nodes")
         out = Table(rx(data["topic"], "topic"), symptoms, rx(data["trouble"], "trouble"),
                     rx(data["outcomes"]["not_helped"], "outcomes.not_helped"),
                     rx(data["outcomes"]["helped"], "outcomes.helped"),
                     tuple((name, rx(data["scale"][name], f"scale.{name}")) for name in _SCALES),
                     rx(data["container"], "container"), rx(data["busbw_words"], "busbw_words"),
-                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), tuple(situations), tried)
+                    rx(data["busbw_above"], "busbw_above"), str(data["busbw_note"]), above, tuple(situations), tried,
+                    tuple(_launcher(row, rx) for row in data["launchers"]))
     except (KeyError, TypeError, AttributeError) as exc:
         raise row_error(path, data, f"a row lacks a key or has the wrong shape ({exc})") from None
     if parsed:
         remember_table(path, data)
     return out
+
+
+def _launcher(row: dict, rx) -> Launcher:
+    name = str(row["name"])
+    if not {"name", "command", "basis"} <= set(row) <= {"name", "command", "basis", *_LAUNCHER_FLAGS}:
+        raise KeyError(f"launchers.{name}: name, command, basis and some of {', '.join(_LAUNCHER_FLAGS)}")
+    return Launcher(name, rx(row["command"], f"launchers.{name}.command"),
+                    *(rx(row[f], f"launchers.{name}.{f}") if f in row else None for f in _LAUNCHER_FLAGS))
 
 
 def _quote(text: str) -> str:
@@ -158,6 +188,7 @@ class ReportWords:
         self._kept: list[int] = []  # line numbers of this file that said something
         self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
         self._loose: tuple | None = None  # (line count, entry, lineno): a title's trouble words, no NCCL word yet
+        self._launcher: Launcher | None = None  # the launcher whose command line goes on (`\` at its end)
 
     def read(self, text: str, where: str, lineno: int | None = None) -> None:
         """One prose line; `lineno` when it may count as recognized (a line nothing else placed)."""
@@ -188,6 +219,10 @@ class ReportWords:
             if name not in self.scale and pattern.search(text):
                 self.scale[name] = {"source": where, "quote": _quote(text)}
                 said = True
+        scale = self._launched(t, text)
+        if scale is not None and scale not in self.scale:
+            self.scale[scale] = {"source": where, "quote": _quote(text)}
+            said = True
         if self.container is None and t.container.search(text):
             self.container = where
         if not self.busbw_words and t.busbw_words.search(text):
@@ -197,6 +232,31 @@ class ReportWords:
             said = True
         if said and lineno is not None and len(self._kept) < 256:
             self._kept.append(lineno)
+
+    def _launched(self, t: Table, text: str) -> str | None:
+        """The scale a launcher's own flags give on this line (multi_node: more than one node, one_node: one),
+        on the launcher's command line or a line that continues it; None when it names no count."""
+        line = text.strip()
+        launcher, self._launcher = self._launcher, None
+        if launcher is None:
+            command = _ASSIGNED_RE.sub("", PROMPT_RE.sub("", line, count=1))
+            launcher = next((lc for lc in t.launchers if lc.command.match(command)), None)
+            if launcher is None:
+                return None
+        if line.endswith("\\"):
+            self._launcher = launcher  # the next line holds more of its flags
+        nodes = None
+        if launcher.nodes is not None and (m := launcher.nodes.search(line)):
+            counts = [int(g) for g in m.groups() if g]  # the count, or MIN and MAX
+            least, most = counts[0], counts[-1]
+            nodes = least if least > 1 or most == 1 else None  # MIN 1 with a larger MAX: one node or more
+        elif launcher.hosts is not None and (m := launcher.hosts.search(line)):
+            nodes = len({h.split(":")[0] for h in m.group(1).split(",") if h.split(":")[0]})
+        elif launcher.hostfile is not None and launcher.hostfile.search(line):
+            nodes = 2  # a file of hosts: the job spans nodes (without one it runs on the local host)
+        elif launcher.one_node is not None and launcher.one_node.search(line):
+            nodes = 1
+        return None if not nodes else "multi_node" if nodes > 1 else "one_node"
 
     def _add_trouble(self, entry: dict) -> bool:
         if len(self.trouble) >= MAX_KEPT:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from allreduce_doctor.busbw import above_note
 from allreduce_doctor.domain import BUSBW_AT_LIMIT, busbw_verdict
 from allreduce_doctor.fleet.compare import outliers
 from allreduce_doctor.fleet.diagnosis import fold, listed
@@ -165,10 +166,13 @@ class _Judge:
             ratio, verdict = busbw_verdict(run["peak_busbw_large"], expected)
             verdicts[s["name"]] = {"peak_busbw_gbs": run["peak_busbw_large"], "expected_gbs": expected, "ratio": ratio,
                                    "verdict": verdict}
+            if s["name"] == "all_reduce_perf":  # above the NICs' rate: never a fault, and why (busbw.above_note)
+                verdicts[s["name"]] |= above_note(ratio, run.get("nodes") or len(self.plan.nodes), None)
         main = verdicts.get("all_reduce_perf", {"verdict": "unmeasured"})
         outcome = {"at_limit": "no", "below": "yes"}.get(main["verdict"], "unknown")
         self.step("validate.busbw", "No all_reduce_perf busbw shortfall against NICs x line rate", outcome,
-                  f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}", verdicts or None)
+                  f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}"
+                  + (f"; {main['note']}" if main.get("note") else ""), verdicts or None)
         return main["verdict"]
 
     def flow(self) -> None:
