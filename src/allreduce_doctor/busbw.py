@@ -42,7 +42,7 @@ def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict
     reason = busbw_above_reason(ratio, nodes, allreduce_algos(algo))
     if reason is None:
         return {}
-    from allreduce_doctor.evidence.report_words import table  # read only for a busbw above the line rate
+    from allreduce_doctor.evidence.report_words_table import table  # read only for a busbw above the line rate
 
     return {"above_line_rate": reason, "note": table().busbw_above_notes[reason]}
 

@@ -9,7 +9,7 @@ import pytest
 
 from allreduce_doctor.busbw import above_note, phrase
 from allreduce_doctor.domain import BUSBW_ABOVE_REASONS, allreduce_algos, busbw_above_reason
-from allreduce_doctor.evidence.report_words import table
+from allreduce_doctor.evidence.report_words_table import table
 from allreduce_doctor.validate.judge import _Judge
 from allreduce_doctor.validate.plan import Plan
 from tests.evidence.helpers import diagnose_json

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from allreduce_doctor.evidence import NOTHING, EvidenceError
-from allreduce_doctor.evidence.report_words import table
+from allreduce_doctor.evidence.report_words_table import table
 from allreduce_doctor.runbook.causes import CAUSES
 from tests.evidence.helpers import diagnose_json, facts
 
@@ -187,7 +187,7 @@ def test_slow_across_nodes_asks_which_network_nccl_chose(tmp_path):
 def test_a_misspelt_scale_in_the_table_is_one_clear_error(monkeypatch):
     from pathlib import Path
 
-    from allreduce_doctor.evidence import report_words
+    from allreduce_doctor.evidence import report_words_table as report_words
     from allreduce_doctor.evidence.signatures import SignatureError
 
     good = report_words.load_table("report_words.yaml")[1]
