@@ -42,7 +42,7 @@ def diagnose_case(doctor, case: dict) -> dict:
 
     path = CORPUS / case["file"]
     try:
-        result = load_evidence([str(path)])
+        result = load_evidence([str(path)], case.get("symptom"))
     except DoctorError as exc:
         return {"top": [], "refused": str(exc)}
     options = Options(evidence=result.observations, evidence_report=result.report, interval=0)

@@ -26,7 +26,7 @@ def session_from_args(args, interactive: bool = False):
     if args.evidence:
         from allreduce_doctor.evidence import load_evidence
 
-        result = load_evidence(args.evidence)
+        result = load_evidence(args.evidence, options.symptom)
         options.evidence, options.evidence_report = result.observations, result.report
         options.evidence_hosts = result.hosts
     if args.evidence and not args.snapshot and not args.live:

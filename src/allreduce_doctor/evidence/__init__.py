@@ -34,15 +34,16 @@ class EvidenceResult:
     hosts: dict[str, "EvidenceResult"] = field(default_factory=dict)
 
 
-def load_evidence(paths: list[str]) -> EvidenceResult:
-    """Observations and the report for the given files ('-' is stdin, at most once)."""
+def load_evidence(paths: list[str], symptom: str | None = None) -> EvidenceResult:
+    """Observations and the report for the given files ('-' is stdin, at most once). `symptom`: what the user
+    said went wrong (--symptom): a text that names NCCL is then a report of NCCL trouble, never refused."""
     from allreduce_doctor.evidence.facts import build
     from allreduce_doctor.evidence.hosts import read_by_host
     from allreduce_doctor.evidence.segmenter import Scanner
 
     if list(paths).count("-") > 1:
         raise EvidenceError("--evidence -: stdin can be read only once")
-    scanner = Scanner()
+    scanner = Scanner(symptom=symptom)
     for path in paths:
         report = scanner.scan(path)
         if report.recognized == 0:

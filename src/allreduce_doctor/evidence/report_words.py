@@ -39,7 +39,8 @@ def _quote(text: str) -> str:
 class ReportWords:
     """What the prose lines of one reading say (bounded in size)."""
 
-    def __init__(self) -> None:
+    def __init__(self, told: str | None = None) -> None:
+        self.told = told  # the symptom the user gave (--symptom): it is the trouble of a text that names NCCL
         self.lines = 0
         self.trouble: list[dict] = []  # {source, symptom, quote}: a line naming NCCL beside a trouble word
         self.scale: dict[str, dict] = {}  # one_works / multi_node -> {source, quote}
@@ -69,6 +70,8 @@ class ReportWords:
                     said |= self._add_trouble(entry)
                 else:
                     self._loose = (self.lines, entry, lineno)
+            elif topic and self.told and not self.trouble:  # the user said what went wrong; the text names NCCL
+                said |= self._add_trouble({"source": where, "symptom": None, "quote": _quote(text)})
         if topic and self._loose is not None and self.lines - self._loose[0] <= NEAR:
             if self._add_trouble(self._loose[1]) and self._loose[2] is not None:
                 self._kept.append(self._loose[2])

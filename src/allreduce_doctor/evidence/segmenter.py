@@ -109,9 +109,10 @@ class FileReport:
 
 class Scanner:
     """One reading of the evidence. `host` fixes the host of every block it closes: the scanner of
-    one host's part of a paste (evidence/hosts.py gives it only that host's lines)."""
+    one host's part of a paste (evidence/hosts.py gives it only that host's lines); `symptom` the one the
+    user gave (report_words.py: a text that names NCCL then describes trouble)."""
 
-    def __init__(self, host: str | None = None) -> None:
+    def __init__(self, host: str | None = None, symptom: str | None = None) -> None:
         self.nccl = NcclLog()
         self.env = EnvLog()
         self.tests = TestsLog()
@@ -126,7 +127,7 @@ class Scanner:
         self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
         self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
         self.bulk = bulk.BulkReader(self.nccl)
-        self.words = ReportWords()  # the reporter's own words: prose lines nothing else placed
+        self.words = ReportWords(symptom)  # the reporter's own words: prose lines nothing else placed
 
     # -- files --------------------------------------------------------------------------
     def scan(self, path: str) -> FileReport:

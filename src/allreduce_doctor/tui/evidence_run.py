@@ -50,7 +50,7 @@ def with_evidence(session, sources: Sources):
             path = Path(folder) / PASTED.format(i)
             path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
             pasted.append(str(path))
-        result = load_evidence(sources.paths + pasted)
+        result = load_evidence(sources.paths + pasted, session.options.symptom)
     options = dataclasses.replace(session.options, evidence=result.observations, evidence_report=result.report,
                                   progress=None, deadline=None)
     new = Session(session.doctor, _fresh_host(session), options)
