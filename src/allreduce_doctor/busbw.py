@@ -10,6 +10,11 @@ from __future__ import annotations
 from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
 
+# Ranks of one host reach each other over P2P (NVLink, PCIe) or SHM before the network (NCCL transport.cc
+# tries p2p, shm, then net): the NICs' rate neither bounds nor explains a one-host run's busbw.
+ONE_HOST = ("every rank of this run is on one host: NVLink or PCIe (P2P, SHM) carry it, not the NICs, so their "
+            "line rate is no yardstick for it; to measure the network, run all_reduce_perf across two or more nodes")
+
 
 def summary(observations: Observations) -> dict | None:
     """{measured_gbs, expected_gbs, ratio, verdict, nics, line_gbps, basis} when busbw was measured, with
@@ -27,6 +32,9 @@ def summary(observations: Observations) -> dict | None:
         nics, expected = read["nics"], read["line_gbs"]
         line_gbps = round(expected * 8 / nics, 1)
     basis = pasted.get("basis") or "the operator's answer (measured_busbw)"
+    if pasted.get("verdict") == "intra_node" and pasted.get("measured_gbs") is not None:
+        return {"measured_gbs": measured, "expected_gbs": None, "ratio": None, "verdict": "intra_node", "nics": nics,
+                "line_gbps": line_gbps, "basis": basis, "note": ONE_HOST}
     ratio, verdict = busbw_verdict(measured, expected, from_peak=not basis.startswith("average"))
     out = {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
            "nics": nics, "line_gbps": line_gbps, "basis": basis}
@@ -50,6 +58,8 @@ def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict
 def phrase(bw: dict, found_cause: bool) -> str:
     """One line: the number, what the NICs carry and the ratio; a slow run without a cause says so."""
     text = f"busbw is {bw['measured_gbs']:g} GB/s ({bw.get('basis')})"
+    if bw.get("verdict") == "intra_node":
+        return f"{text}: {bw['note']}"
     if bw.get("expected_gbs"):
         carry = f"{bw['nics']}x{bw['line_gbps']:g}G" if bw.get("nics") and bw.get("line_gbps") else "the NICs"
         text += f", about {bw['ratio'] * 100:.0f}% of what {carry} can carry ({bw['expected_gbs']:g} GB/s)"

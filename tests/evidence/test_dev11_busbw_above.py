@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from allreduce_doctor.busbw import above_note, phrase
+from allreduce_doctor.busbw import ONE_HOST, above_note, phrase
 from allreduce_doctor.domain import BUSBW_ABOVE_REASONS, allreduce_algos, busbw_above_reason
 from allreduce_doctor.evidence.report_words_table import table
 from allreduce_doctor.validate.judge import _Judge
@@ -66,13 +66,22 @@ def test_a_two_node_table_above_one_nics_rate_is_no_fault_and_says_the_tree(tmp_
     (["node-a", "node-b"], "^Tree", "in_network"),  # the tree excluded: NVLS/CollNet are what is left above a ring
     (["node-a", "node-b"], "Tree,Ring", "tree_two_nodes"),
     (["n1", "n2", "n3", "n4"], None, "beyond_two_nodes"),  # the tree's saving is a two-node effect
-    (["node-a"], None, "one_node"),  # one host's ranks do not use the NICs at all
 ])
 def test_the_reason_follows_the_runs_nodes_and_nccl_algo(tmp_path, hosts, algo, reason):
     _rc, d, _path = diagnose_json(tmp_path, _paste(hosts, algo))
     assert d["bandwidth"]["above_line_rate"] == reason and d["bandwidth"]["verdict"] == "at_limit"
     assert d["bandwidth"]["note"] == table().busbw_above_notes[reason]
     assert "not a fault" in d["bandwidth"]["note"] and d["findings"] == []
+
+
+@pytest.mark.parametrize("scale", ["19.32", "3.10"])  # above the NICs' rate, and far below it
+def test_one_hosts_run_is_not_measured_against_the_nics(tmp_path, scale):
+    rows = ROWS.replace("19.32", scale).replace("19.31", scale).replace("19.21", scale).replace("19.25", scale)
+    _rc, d, _path = diagnose_json(tmp_path, _paste(["node-a"], rows=rows))
+    assert d["bandwidth"] == {"measured_gbs": float(scale), "expected_gbs": None, "ratio": None, "verdict": "intra_node",
+                              "nics": 1, "line_gbps": 100.0, "basis": "peak busbw at large sizes", "note": ONE_HOST}
+    assert phrase(d["bandwidth"], False) == f"busbw is {float(scale):g} GB/s (peak busbw at large sizes): {ONE_HOST}"
+    assert d["findings"] == []
 
 
 def test_above_twice_the_rate_on_two_nodes_is_more_than_the_tree_gains(tmp_path):

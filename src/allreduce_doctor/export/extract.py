@@ -119,7 +119,12 @@ def _number(value) -> float | None:
 
 
 def bandwidth(d: dict) -> dict | None:
-    """{"measured": GB/s, "expected": GB/s or None} when the evidence measured bus bandwidth."""
+    """{"measured": GB/s, "expected": GB/s or None, and "note" where the Diagnosis says why the NICs' rate is
+    no yardstick} when the evidence measured bus bandwidth."""
+    own = d.get("bandwidth") if isinstance(d.get("bandwidth"), dict) else {}
+    if _number(own.get("measured_gbs")):  # the Diagnosis's own comparison (busbw.summary) comes first
+        out = {"measured": _number(own["measured_gbs"]), "expected": _number(own.get("expected_gbs")), "unit": "GB/s"}
+        return out | ({"note": own["note"]} if isinstance(own.get("note"), str) else {})
     measured = expected = ratio = None
     for place in _places(d):
         for record in _dicts(place):

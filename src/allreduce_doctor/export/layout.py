@@ -67,7 +67,8 @@ def _head(ticket: Ticket) -> list:
     if ticket.bandwidth:
         bw = ticket.bandwidth
         expected = f"{bw['expected']:g} GB/s" if bw.get("expected") else "unknown"
-        rows.append(("Bus bandwidth", [T(f"measured {bw['measured']:g} GB/s, expected {expected}")]))
+        note = f"; {bw['note']}" if bw.get("note") else ""
+        rows.append(("Bus bandwidth", [T(f"measured {bw['measured']:g} GB/s, expected {expected}{note}")]))
     rows.append(("Fingerprint", [C(ticket.fingerprint)]))
     return [("panel", kind, inner), ("table", ["field", "value"], [[[T(k)], v] for k, v in rows])]
 

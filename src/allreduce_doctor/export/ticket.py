@@ -206,6 +206,8 @@ def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
     if phrase:
         ratio = f" ({bw['measured'] / bw['expected']:.0%} of expected)" if bw.get("expected") else ""
         out.append(f"Measured all-reduce {phrase}{ratio}.")
+    if bw and bw.get("note"):  # why the NICs' rate is no yardstick for it (busbw.summary)
+        out.append(one_line(f"Bus bandwidth: {bw['note']}."))
     steps = {s.get("node"): s for s in d.get("path") or []}
     if d["verdict"] == "fault":
         for node in deciding:
