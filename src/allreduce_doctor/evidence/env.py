@@ -25,6 +25,8 @@ from allreduce_doctor.parsers.nccl_env import (
     K8S_VALUE_RE,
     LAUNCH_RE,
     LEAD_RE,
+    MPI_NODES_RE,
+    MPI_PERNODE_RE,
     NODES_RE,
     NP_RE,
     PERNODE_RE,
@@ -136,10 +138,15 @@ class EnvLog:
                                         "source": where}
             self.where.add(where)
             return True
-        if not LAUNCH_RE.match(command) or len(line) > 4000:
+        launcher = LAUNCH_RE.match(command)
+        if not launcher or len(line) > 4000:
             return False
         info = self.launch
-        for key, rx in (("np", NP_RE), ("nodes", NODES_RE), ("per_node", PERNODE_RE), ("gpus_per_proc", GPUS_RE)):
+        mpi = launcher.group(1) in ("mpirun", "mpiexec")
+        for key, rx in (("np", NP_RE), ("nodes", MPI_NODES_RE if mpi else NODES_RE), ("per_node", PERNODE_RE),
+                        ("per_node", MPI_PERNODE_RE if mpi else None), ("gpus_per_proc", GPUS_RE)):
+            if rx is None:
+                continue
             hit = rx.search(line)
             if hit:
                 info.setdefault(key, int(hit.group(1)))

@@ -25,7 +25,11 @@ YAML_MAP_RE = re.compile(r"""^\s*(NCCL_[A-Z0-9_]+):\s*["']?([^"'\s#]+)["']?\s*$"
 LAUNCH_RE = re.compile(r"^(?:\S*/)?(mpirun|mpiexec|srun|torchrun|horovodrun|deepspeed|python3?|\w+_perf(?:_mpi)?)(?:\s|$)")
 NP_RE = re.compile(r"(?:^|\s)(?:-np|-n|--np|--ntasks)[=\s]+(\d+)")
 HOSTS_RE = re.compile(r"(?:^|\s)(?:-H|--host|-host)[=\s]+([\w.,:-]+)")
-NODES_RE = re.compile(r"(?:^|\s)(?:-N|--nodes|--nnodes)[=\s]+(\d+)")
+# Slurm srun -N/--nodes, torchrun --nnodes, deepspeed --num_nodes: the node count. Open MPI's mpirun -N is
+# processes per node ("-N <num>: launch num processes per node on all allocated nodes", mpirun(1)): MPI_PERNODE_RE.
+NODES_RE = re.compile(r"(?:^|\s)(?:-N|--nodes|--nnodes|--num_nodes)[=\s]+(\d+)")
+MPI_NODES_RE = re.compile(r"(?:^|\s)(?:--nodes|--nnodes|--num_nodes)[=\s]+(\d+)")
+MPI_PERNODE_RE = re.compile(r"(?:^|\s)-N[=\s]+(\d+)")
 PERNODE_RE = re.compile(r"(?:^|\s)(?:--nproc[_-]per[_-]node|--ntasks-per-node|-npernode|--npernode|-ppn|--map-by\s+ppr:)"
                          r"[=\s:]*(\d+)")
 TEST_RE = re.compile(r"\b(\w+)_perf(?:_mpi)?\b")
