@@ -361,7 +361,11 @@ def _guards(check: Check, before: Check) -> bool:
 
 
 def _sources(step) -> str:
-    return ", ".join(dict.fromkeys(str(f["source"]) for f in step.facts if f.get("source")))
+    """The lines a step's facts were read from; where some are lines of the text, only those (not the
+    'no such lines in the evidence' of a fact the text lacks)."""
+    sources = list(dict.fromkeys(str(f["source"]) for f in step.facts if f.get("source")))
+    lines = [s for s in sources if _LINE_RE.search(s)]
+    return ", ".join(lines or sources)
 
 
 def _step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) -> list[str]:

@@ -221,9 +221,12 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     if limited:
         degraded.append({"device": None, "name": "dmesg: PCIe bandwidth limited", "source": kernel["first"].get(
             "pcie_bandwidth_limited")})
-    return {"acs": acs[:64], "acs_redirect": any(a["redirect"] for a in acs), "pcie_degraded": degraded[:32],
+    outputs_of = _field_outputs(blocks, cmdlines)
+    # No lspci in the text: whether a bridge redirects is unknown, not "no" (the truth rules)
+    redirect = any(a["redirect"] for a in acs) if "acs_redirect" in outputs_of else None
+    return {"acs": acs[:64], "acs_redirect": redirect, "pcie_degraded": degraded[:32],
             "field_sources": {field: ", ".join(dict.fromkeys(o["where"] for o in outputs))
-                              for field, outputs in _field_outputs(blocks, cmdlines).items()},
+                              for field, outputs in outputs_of.items()},
             "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
             "kernel_signals": kernel["signals"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
