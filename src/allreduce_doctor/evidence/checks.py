@@ -4,7 +4,7 @@ and rate, tuning variables and NCCL_SOCKET_IFNAME are node facts (evidence/node_
 
 from __future__ import annotations
 
-from allreduce_doctor.domain import is_virtual_iface
+from allreduce_doctor.domain import LOOPBACK_FIRST, admits_loopback, is_virtual_iface
 from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.probes.derive_env import p2p_forbidden
 
@@ -29,7 +29,7 @@ def hca_selects(spec: str, port: str) -> bool:
     return hit != exclude
 
 
-def socket_ifaces(nccl: NcclLog, network: str, env: dict) -> list[dict] | None:
+def socket_ifaces(nccl: NcclLog, network: str, env: dict, scope: str | None = None) -> list[dict] | None:
     """Interfaces NCCL printed it uses (bootstrap, OOB, sockets) that peers cannot reach. What
     NCCL_SOCKET_IFNAME asks for is judged by the node derivation (probes/derive_job.socket_ifname).
     With none, None (unknown) when the job failed in a way a wrong interface explains and
@@ -48,6 +48,11 @@ def socket_ifaces(nccl: NcclLog, network: str, env: dict) -> list[dict] | None:
     if "no_socket_iface" in nccl.errors:
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
     bad += _loopback_targets(nccl)
+    # What NCCL_SOCKET_IFNAME makes NCCL choose, where no line shows what it chose (nor that init went through),
+    # on a job the text shows across hosts (`scope`, job.py): on one host loopback reaches every rank
+    if scope == "inter" and not (nccl.bootstrap or nccl.bootstrap_net or nccl.init_across_hosts()) and admits_loopback(
+            env.get("NCCL_SOCKET_IFNAME")):
+        bad.append({"setting": "NCCL_SOCKET_IFNAME", "value": str(env["NCCL_SOCKET_IFNAME"]), "why": LOOPBACK_FIRST})
     if not bad and _unverified_ifname(nccl, env):
         return None
     return bad[:8]

@@ -123,7 +123,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "bandwidth": job.bandwidth(run, nic, sc["scope"]), "gdr": job.gdr(nccl, env, host_v.get("topology")),
         "gid": gid_v, "mtu": mtu_v,
         "connections": job.connections(nccl, fab, gid_v, mtu_v, env, rdma_v), "bridge_network": job.bridge(nccl),
-        "bad_socket_ifaces": checks.socket_ifaces(nccl, network, env),
+        "bad_socket_ifaces": checks.socket_ifaces(nccl, network, env, sc["scope"]),
         "channels": checks.channels(nccl, nic, sc["scope"]),
         "hca_problems": checks.hca(nccl, rdma_v, env, fab, used), "ib_devices_hidden": checks.ib_devices_hidden(
             nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
