@@ -75,7 +75,7 @@ def test_a_vms_pci_tree_ties_acs_and_the_hidden_topology_and_asks_for_the_vms_to
 def test_an_open_question_between_the_iommu_and_acs_gives_both_the_same_confidence(tmp_path):
     # The hung test leaves `The kernel command line leaves the IOMMU out of peer DMA` open: its two leaves tie.
     step = ("decide 'The kernel command line leaves the IOMMU out of peer DMA': kernel.cmdline is missing: no node "
-            "was read (diagnosing pasted evidence only)")
+            "was read (diagnosing pasted evidence only): paste `cat /proc/cmdline`")
     for symptom in ((), ("--symptom", "hang")):  # a hang favours both alike: it was medium for the first
         _rc, d, _path = diagnose_json(tmp_path, HUNG_ONE_HOST_TEST, *symptom)
         assert _ranked(d) == [("iommu_enabled", "low"), ("pcie_acs_enabled", "low")], symptom

@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from allreduce_doctor.hosts.base import GlobNotRecorded, Host
+from allreduce_doctor.hosts.empty import missing_reason
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation, Observations
 from allreduce_doctor.probes import rates
 from allreduce_doctor.probes.builtins import BUILTINS
@@ -114,7 +115,7 @@ class ProbeRunner:
 
     def _prepare(self, spec: ProbeSpec) -> Observation | list[dict]:
         if self.host.kind == "evidence":  # no node was read: its facts are unknown, not absent
-            return Observation(spec.provides, None, MISSING, "", "no node was read (diagnosing pasted evidence only)", spec.id)
+            return Observation(spec.provides, None, MISSING, "", missing_reason(spec.provides), spec.id)
         if spec.kind == "builtin":
             return [{}]
         return prepare(spec, self.host, self.enum)
