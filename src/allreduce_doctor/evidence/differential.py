@@ -33,7 +33,8 @@ _LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
 # Kinds that follow from another failure rather than name one (NCCL's result strings, flushes).
 GENERIC = {"remote_error", "system_error", "internal_error", "cuda_failure", "completion_flush", "completion_error",
-           "ofi_error", "out_of_memory", "invalid_usage", "bootstrap_failed"}  # bootstrap_failed: NCCLCHECK's trace of a failure
+           "ofi_error", "out_of_memory", "invalid_usage", "bootstrap_failed",  # bootstrap_failed: NCCLCHECK's trace
+           "c10d_store_closed"}  # the store's server (rank 0) left first
 # Stack frames of a rank hung in NCCL: the phase it waits in (signatures.yaml); PyTorch's watchdog
 # timeout says the same from above NCCL (a collective that never completed).
 CRASHES = {"bus_error"}  # a signal that killed the process: the frames printed with it are where it died
