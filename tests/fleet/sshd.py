@@ -81,8 +81,12 @@ class TestSshd:
             "StrictModes no", "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
             "PermitRootLogin prohibit-password", "AcceptEnv ALLREDUCE_DOCTOR_FLEET_REPLAY", "LogLevel ERROR",
             f"AllowUsers {getpass.getuser()}",
-            f"Match LocalPort {p['garbage']}", f"    ForceCommand echo {GARBAGE}",
-            f"Match LocalPort {p['hang']}", f"    ForceCommand echo $$ >> {r / 'hang.pids'}; exec sleep 600",
+            # The forced commands need no login setup: bash reads ~/.bashrc for an ssh session only below
+            # SHLVL 2 (shell.c run_by_ssh), and a .bashrc that runs `pyenv init` rehashes on every login,
+            # which concurrent logins race on ("pyenv: cannot rehash"): noise in what the node answered.
+            f"Match LocalPort {p['garbage']}", "    SetEnv SHLVL=1", f"    ForceCommand echo {GARBAGE}",
+            f"Match LocalPort {p['hang']}", "    SetEnv SHLVL=1",
+            f"    ForceCommand echo $$ >> {r / 'hang.pids'}; exec sleep 600",
         ]
         (r / "sshd_config").write_text("\n".join(lines) + "\n")
 
