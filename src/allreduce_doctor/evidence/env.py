@@ -38,6 +38,10 @@ from allreduce_doctor.parsers.nccl_env import (
     YAML_MAP_RE,
 )
 
+# The counts a launcher line gives, flag by flag (Open MPI's -N is per node: parsers/nccl_env.py).
+_FLAGS = (("np", NP_RE), ("nodes", NODES_RE), ("per_node", PERNODE_RE), ("gpus_per_proc", GPUS_RE))
+_MPI_FLAGS = (("np", NP_RE), ("nodes", MPI_NODES_RE), ("per_node", PERNODE_RE), ("per_node", MPI_PERNODE_RE),
+              ("gpus_per_proc", GPUS_RE))
 
 
 def _clean(value: str | None) -> str | None:
@@ -142,11 +146,7 @@ class EnvLog:
         if not launcher or len(line) > 4000:
             return False
         info = self.launch
-        mpi = launcher.group(1) in ("mpirun", "mpiexec")
-        for key, rx in (("np", NP_RE), ("nodes", MPI_NODES_RE if mpi else NODES_RE), ("per_node", PERNODE_RE),
-                        ("per_node", MPI_PERNODE_RE if mpi else None), ("gpus_per_proc", GPUS_RE)):
-            if rx is None:
-                continue
+        for key, rx in _MPI_FLAGS if launcher.group(1) in ("mpirun", "mpiexec") else _FLAGS:
             hit = rx.search(line)
             if hit:
                 info.setdefault(key, int(hit.group(1)))

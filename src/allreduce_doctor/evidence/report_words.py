@@ -5,7 +5,8 @@ gives this reader the prose lines nothing else recognized (and the setting lines
 it keeps what they say: the symptom the reporter saw, the scale (works on one node, fails across nodes),
 the settings tried and whether they helped, and a busbw said to exceed the network's rate. A report
 "describes NCCL trouble" when a line names NCCL (or RDMA, a collective, ...) beside a trouble word; only
-then do its lines count as recognized, so a lone "NCCL" in an unrelated text is still refused.
+then do its lines count as recognized, so a lone "NCCL" in an unrelated text is still refused. The symptom
+the user gave (--symptom) is such a trouble word for the first line that names NCCL.
 
 The candidates read from words are always low confidence and never outrank a line-read one
 (evidence/differential.py). env.py keeps ignoring assignments in prose for the job's settings: here

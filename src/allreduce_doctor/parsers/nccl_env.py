@@ -27,8 +27,9 @@ NP_RE = re.compile(r"(?:^|\s)(?:-np|-n|--np|--ntasks)[=\s]+(\d+)")
 HOSTS_RE = re.compile(r"(?:^|\s)(?:-H|--host|-host)[=\s]+([\w.,:-]+)")
 # Slurm srun -N/--nodes, torchrun --nnodes, deepspeed --num_nodes: the node count. Open MPI's mpirun -N is
 # processes per node ("-N <num>: launch num processes per node on all allocated nodes", mpirun(1)): MPI_PERNODE_RE.
-NODES_RE = re.compile(r"(?:^|\s)(?:-N|--nodes|--nnodes|--num_nodes)[=\s]+(\d+)")
-MPI_NODES_RE = re.compile(r"(?:^|\s)(?:--nodes|--nnodes|--num_nodes)[=\s]+(\d+)")
+_NODE_FLAGS = r"--nodes|--nnodes|--num_nodes"
+NODES_RE = re.compile(rf"(?:^|\s)(?:-N|{_NODE_FLAGS})[=\s]+(\d+)")
+MPI_NODES_RE = re.compile(rf"(?:^|\s)(?:{_NODE_FLAGS})[=\s]+(\d+)")
 MPI_PERNODE_RE = re.compile(r"(?:^|\s)-N[=\s]+(\d+)")
 PERNODE_RE = re.compile(r"(?:^|\s)(?:--nproc[_-]per[_-]node|--ntasks-per-node|-npernode|--npernode|-ppn|--map-by\s+ppr:)"
                          r"[=\s:]*(\d+)")
