@@ -7,6 +7,7 @@ import re
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 
+from allreduce_doctor.probes import derive_ecn
 from allreduce_doctor.probes.derive_gid import gid_choice, gid_table
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -151,6 +152,7 @@ def roce_priority(inputs: Inputs) -> Observation:
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
     np_by, rp_by = _ecn_by_netdev(inputs["net.ecn_np"]), _ecn_by_netdev(inputs["net.ecn_rp"])
     cnp_by, cc = _cnp_settings(inputs), _bnxt_cc(inputs)
+    hw = derive_ecn.port_records(inputs.get("rdma.hw_counters"))
     out = []
     ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
     if ports and not any(p.get("netdev") in qos_by for p in ports):
@@ -183,6 +185,9 @@ def roce_priority(inputs: Inputs) -> Observation:
         ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else _ecn_on(ecn, prio)
         if ecn_on is None and prio is not None and cc.get(netdev) is not None:
             ecn_on = cc[netdev]  # bnxt_re: one switch for the function's RoCE traffic
+        counted = {}
+        if ecn_on is None and prio is not None:  # no enable to read: the congestion counters (derive_ecn)
+            ecn_on, counted["ecn_counters"] = derive_ecn.from_counters(hw.get(port["name"]))
         out.append({
             "name": netdev, "port": port["name"], "tc": tc, "tc_from": source, "dscp": dscp, "trust": trust,
             "priority": prio, "pfc_enabled": pfc,
@@ -192,7 +197,7 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
             **{k: v for k, v in ecn.items() if k.endswith("_unread") and v},  # only when some enable was not read
-            "ecn_on_priority": ecn_on,
+            "ecn_on_priority": ecn_on, **counted,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
             **_off_declared(policy, prio, pfc),
             **_buffer(q, prio, pfc),
@@ -201,8 +206,10 @@ def roce_priority(inputs: Inputs) -> Observation:
     if not out:
         return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
     unread = [r["name"] for r in out if r["priority"] is not None and r["ecn_on_priority"] is None]
+    said = next((r["ecn_counters"] for r in out if r["name"] in unread and r.get("ecn_counters")), "")
     return Observation("", out, OK, reason=f"ECN/DCQCN enable not readable on {', '.join(unread[:3])}"
-                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}" if unread else "")
+                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}"
+                       f"{'; the congestion counters: ' + said if said else ''}" if unread else "")
 
 
 def _off_declared(policy: dict, prio: int | None, pfc: list | None) -> dict:
