@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tests.scenarios.tools import PEER_COUNTERS, PEER_LID, _mad, _peer_counters, peer_port
+from tests.scenarios.tools import (
+    PEER_COUNTERS,
+    PEER_LID,
+    _mad,
+    _peer_counters,
+    peer_port,
+)
 
 if TYPE_CHECKING:
     from tests.scenarios import nodes as N
@@ -20,7 +26,7 @@ _EXT_DATA = {"PortXmitData": 93_118_204_511_207, "PortRcvData": 93_021_644_938_1
 _EXT_HISTORY = {"SymbolErrorCounter": 81_237, "PortRcvErrors": 70_112}
 
 
-def perfquery_ext(node: "N.Node", i: int, later: bool) -> str:
+def perfquery_ext(node: N.Node, i: int, later: bool) -> str:
     counters = {k: v for k, v in _peer_counters(node, i, later).items() if k not in _EXT_DATA and k != "CounterSelect2"}
     if node.peer_pinned16:
         counters.update({k: counters[k] - PEER_COUNTERS[k] + v for k, v in _EXT_HISTORY.items()})
@@ -38,7 +44,7 @@ EXT_SPEED = {"FDR": (1, "14.0625 Gbps"), "EDR": (2, "25.78125 Gbps"), "HDR": (4,
 HCA_SPEEDS = {"MT4123": ("FDR", "EDR", "HDR")}  # ConnectX-6; ConnectX-7 / BF-3 / their VF: FDR to NDR
 
 
-def _active(node: "N.Node", i: int) -> tuple[str, str]:
+def _active(node: N.Node, i: int) -> tuple[str, str]:
     """('4X', 'NDR') from the port's sysfs rate ('400 Gb/sec (4X NDR)')."""
     width, speed = node.rate.get(i, node.base_rate).split("(")[1].rstrip(")").split()
     return width, speed
@@ -63,7 +69,7 @@ def _speed_fields(supported: tuple, active: str, capmask: str, lid: int, port: i
             "LinkSpeedExtSupported2": "0", "LinkSpeedExtEnabled2": "0"}
 
 
-def local_portinfo(node: "N.Node", i: int) -> str:
+def local_portinfo(node: N.Node, i: int) -> str:
     width, speed = _active(node, i)
     supported = node.link_speeds or HCA_SPEEDS.get(node.hca_type, ("FDR", "EDR", "HDR", "NDR"))
     fields = _speed_fields(supported, speed, "0xa751e848", 128 + i, 1)
@@ -71,7 +77,7 @@ def local_portinfo(node: "N.Node", i: int) -> str:
     return _portinfo("# Port info: DR path slid 0; dlid 0; 0 port 1\n", fields)
 
 
-def peer_portinfo(node: "N.Node", i: int) -> str:
+def peer_portinfo(node: N.Node, i: int) -> str:
     """The switch port cabled to port i; a switch's ports carry no CapMask of their own (port 0's)."""
     width, speed = _active(node, i)
     order = ("FDR", "EDR", "HDR", "NDR")
@@ -96,7 +102,7 @@ def _modes(title: str, speeds) -> str:
     return f"        {title}:  {names[0]}\n" + "".join(f"{pad}{n}\n" for n in names[1:])
 
 
-def ethtool_link(node: "N.Node", netdev: str) -> str:
+def ethtool_link(node: N.Node, netdev: str) -> str:
     advertised = node.eth_advertised if node.eth_advertised is not None else node.eth_supported
     partner = _modes("Link partner advertised link modes", node.eth_partner) if node.eth_partner else ""
     return (f"Settings for {netdev}:\n        Supported ports: [ Backplane ]\n"

@@ -49,5 +49,5 @@ def parse_ethtool_modes(text: str) -> dict:
         raise fail(what, text)
     out: dict = {"speed_mbps": speed, "modes": {k: v for k, v in modes.items() if v is not None}}
     for key, names in modes.items():
-        out[key] = None if names is None else sorted({int(_MODE.match(n).group(1)) for n in names}, reverse=True)
+        out[key] = None if names is None else sorted({int(n.split("base", 1)[0]) for n in names}, reverse=True)
     return out

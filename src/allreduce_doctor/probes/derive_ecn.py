@@ -45,6 +45,8 @@ def from_counters(record: dict | None) -> tuple[bool | None, str]:
         return True, f"{m_name} answered by {s_name}, {h_name} grew and {i_name} did not"
     if not marked and not handled:
         return None, f"no ECN mark and no CNP moved in the window ({m_name}, {h_name})"
+    if marked and sent and ignored is None:
+        return None, f"{m_name} answered by {s_name}, but this driver counts no ignored CNPs: the reaction point is not shown"
     return None, "the counters show only one side of ECN/DCQCN working"
 
 

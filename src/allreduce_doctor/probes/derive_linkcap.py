@@ -50,7 +50,7 @@ def _ext(info: dict, capmask: int | None, capmask2: int | None, field: str) -> i
     if not (capmask or 0) & HAS_EXT_SPEEDS:
         return 0
     ext = info.get(f"ext_{field}") or 0
-    ext2 = (info.get(f"ext2_{field}") or 0) << 5 if (capmask & HAS_CAP_MASK2 and (capmask2 or 0) & EXT_SPEEDS_2) else 0
+    ext2 = (info.get(f"ext2_{field}") or 0) << 5 if ((capmask or 0) & HAS_CAP_MASK2 and (capmask2 or 0) & EXT_SPEEDS_2) else 0
     return (ext2 or ext) if field == "active" else ext | ext2
 
 
@@ -60,7 +60,7 @@ def ib_link(local: dict | None, peer: dict | None) -> dict:
         return {"short": None, "capable_gbps": None, "capability": None}
     via = peer.get(VIA) or {}
     peer_cap, peer_cap2 = _int(via.get("peer_capmask")), _int(via.get("peer_capmask2"))
-    lw, pw, aw = local.get("width_supported"), peer.get("width_supported"), local.get("width_active")
+    lw, pw, aw = local.get("width_supported") or 0, peer.get("width_supported") or 0, local.get("width_active") or 0
     if not all(isinstance(v, int) and v for v in (lw, pw, aw)):
         return {"short": None, "capable_gbps": None, "capability": "PortInfo link widths not readable"}
     width = _max_width(lw & pw)

@@ -152,7 +152,6 @@ def roce_priority(inputs: Inputs) -> Observation:
     qos_by = {r["name"]: r for r in inputs["net.qos"].value}
     np_by, rp_by = _ecn_by_netdev(inputs["net.ecn_np"]), _ecn_by_netdev(inputs["net.ecn_rp"])
     cnp_by, cc = _cnp_settings(inputs), _bnxt_cc(inputs)
-    hw = derive_ecn.port_records(inputs.get("rdma.hw_counters"))
     out = []
     ports = [p for p in inputs["rdma.compute_ports"].value if p.get("link_layer") == "Ethernet"]
     if ports and not any(p.get("netdev") in qos_by for p in ports):
@@ -185,9 +184,6 @@ def roce_priority(inputs: Inputs) -> Observation:
         ecn_on = None if prio is None or netdev not in np_by or netdev not in rp_by else _ecn_on(ecn, prio)
         if ecn_on is None and prio is not None and cc.get(netdev) is not None:
             ecn_on = cc[netdev]  # bnxt_re: one switch for the function's RoCE traffic
-        counted = {}
-        if ecn_on is None and prio is not None:  # no enable to read: the congestion counters (derive_ecn)
-            ecn_on, counted["ecn_counters"] = derive_ecn.from_counters(hw.get(port["name"]))
         out.append({
             "name": netdev, "port": port["name"], "tc": tc, "tc_from": source, "dscp": dscp, "trust": trust,
             "priority": prio, "pfc_enabled": pfc,
@@ -197,7 +193,7 @@ def roce_priority(inputs: Inputs) -> Observation:
             "declared_priority": policy.get("pfc_priority"),
             "ecn_np": np_on if netdev in np_by else None, "ecn_rp": rp_on if netdev in rp_by else None,
             **{k: v for k, v in ecn.items() if k.endswith("_unread") and v},  # only when some enable was not read
-            "ecn_on_priority": ecn_on, **counted,
+            "ecn_on_priority": ecn_on,
             "ecn_ect": None if tc is None else bool(tc & 0b11),
             **_off_declared(policy, prio, pfc),
             **_buffer(q, prio, pfc),
@@ -206,10 +202,8 @@ def roce_priority(inputs: Inputs) -> Observation:
     if not out:
         return Observation("", [], NOT_APPLICABLE, reason="no RoCE compute netdevs")
     unread = [r["name"] for r in out if r["priority"] is not None and r["ecn_on_priority"] is None]
-    said = next((r["ecn_counters"] for r in out if r["name"] in unread and r.get("ecn_counters")), "")
     return Observation("", out, OK, reason=f"ECN/DCQCN enable not readable on {', '.join(unread[:3])}"
-                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}"
-                       f"{'; the congestion counters: ' + said if said else ''}" if unread else "")
+                       f"{' and more' if len(unread) > 3 else ''}: {ECN_UNREADABLE}" if unread else "")
 
 
 def _off_declared(policy: dict, prio: int | None, pfc: list | None) -> dict:
@@ -299,17 +293,33 @@ def roce_traffic(inputs: Inputs) -> Observation:
     if (blocked := _blocked(inputs, "roce.priority")) is not None:
         return blocked
     busiest = _busiest_priority(inputs)
-    out = []
+    hw = derive_ecn.port_records(inputs.get("rdma.hw_counters"))
+    out, said = [], ""
     for row in inputs["roce.priority"].value:
         prio, source = row.get("priority"), "settings"
         if str(row.get("tc_from", "")).startswith("NCCL's default") and row["name"] in busiest:
             prio, source = busiest[row["name"]], "tx_prioN_bytes"
         pfc, np_on, rp_on = row.get("pfc_enabled"), row.get("ecn_np"), row.get("ecn_rp")
+        ecn_off, settings = _ecn_off(row, prio), row.get("ecn_on_priority")
+        counted: dict = {}
+        # no enable at all (inbox mlx5, bnxt_re's debugfs unread): the counters (derive_ecn); an
+        # MLNX_OFED enable that could not be read stays unknown (the counters span every priority)
+        if settings is None and row.get("priority") is not None and row.get("ecn_np") is None \
+                and row.get("ecn_rp") is None and not row.get("ecn_np_unread") and not row.get("ecn_rp_unread"):
+            on, counted["ecn_counters"] = derive_ecn.from_counters(hw.get(row.get("port")))
+            ecn_off = ecn_off if ecn_off is not None or on is None else not on
+            said = said or (counted["ecn_counters"] if on is None else "")
         out.append({"name": row["name"], "priority": prio, "from": source, "busiest_priority": busiest.get(row["name"]),
                     "pfc_mismatch": None if prio is None or pfc is None else
                     bool(pfc) and prio not in pfc and not row.get("declared_lossy"),
-                    "ecn_off": _ecn_off(row, prio)})
-    return Observation("", out, OK)
+                    "ecn_off": ecn_off,
+                    # ECN off on NCCL's priority by its settings, else by the window's congestion counters
+                    "ecn_off_known": (not settings) if settings is not None else
+                    (None if "ecn_counters" not in counted or ecn_off is None else ecn_off), **counted})
+    # the roce.ecn check reads this fact: where ECN stays unknown, its reason says why (the settings'
+    # reason from roce.priority, then what the counters said)
+    why = inputs["roce.priority"].reason if any(r["ecn_off_known"] is None for r in out) else ""
+    return Observation("", out, OK, reason="; ".join(w for w in (why, f"the congestion counters: {said}" if said else "") if w))
 
 
 def _ecn_off(row: dict, prio: int | None) -> bool | None:
