@@ -160,14 +160,18 @@ def verbs_provider(device: str) -> str | None:
 
 
 # vendor_part_id / CA type -> the fastest rate the adapter generation supports, in Gb/s (4X IB
-# or its Ethernet equivalent): ConnectX-4/5 (4115-4122) EDR/100GbE, ConnectX-6 (4123-4126) HDR
+# or its Ethernet equivalent): ConnectX-4/5 (4115-4122) EDR/100GbE, ConnectX-6 (4123-4125) HDR
 # 200G, ConnectX-7 (4129) NDR 400G, ConnectX-8 (4131) XDR 800G, BlueField-2 (41686 is 0xa2d6)
 # 200G, BlueField-3 (41692, 0xa2dc) 400G. PCI IDs: kernel drivers/net/ethernet/mellanox/mlx5/core/main.c
 # (mlx5_core_pci_table); rates: the NVIDIA ConnectX and BlueField product briefs. A card of one
 # model may be sold at a lower rate (ConnectX-7 2x200G, BlueField-3 B3220 2x200G), so a port
-# below this rating with no declared rate is unknown, never a fault on its own.
+# below this rating with no declared rate is unknown, never a fault on its own. 4126 (0x101e) is no
+# one model: main.c names it "ConnectX Family mlx5Gen Virtual Function", the VF of ConnectX-6 Dx,
+# ConnectX-7 and BlueField-3 alike (Azure NDv5's VFs), so its rating is the family's top, 400: a VF
+# below it is unknown, not "at rating". The port's own PortInfo / ethtool modes decide first
+# (probes/derive_linkcap.py); this table is the last resort, and said to be.
 MODEL_MAX_GBPS = {4115: 100, 4116: 100, 4117: 100, 4118: 100, 4119: 100, 4120: 100, 4121: 100, 4122: 100,
-                  4123: 200, 4124: 200, 4125: 200, 4126: 200, 4129: 400, 4130: 400, 4131: 800, 41682: 200,
+                  4123: 200, 4124: 200, 4125: 200, 4126: 400, 4129: 400, 4130: 400, 4131: 800, 41682: 200,
                   41686: 200, 41692: 400}
 
 

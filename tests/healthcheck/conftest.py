@@ -60,11 +60,17 @@ class FakeScontrol:
 @pytest.fixture
 def unknown_qos(tmp_path) -> str:
     """roce-healthy without its mlnx_qos outputs: PFC, trust and ECN cannot be decided (inconclusive)."""
-    folder = tmp_path / "no-qos"
-    with tarfile.open(bundle("roce-healthy")) as tar:
-        tar.extractall(folder, filter="data")
-    shutil.rmtree(folder / "commands" / "qos_mlnx")
-    return str(folder)
+    # recorded from the roce-healthy node model with mlnx_qos absent (a bundle's index and
+    # checksums cover every member, so one cannot be cut out of a recorded bundle)
+    from allreduce_doctor.collect import record
+    from tests.scenarios import nodes
+    from tests.scenarios.build import fake_host
+
+    host = fake_host(nodes.Node("roce"))
+    host.tools.discard("mlnx_qos")
+    out = tmp_path / "no-qos.tar.gz"
+    record(host, str(out), interval=1.0)
+    return str(out)
 
 
 @pytest.fixture

@@ -55,6 +55,8 @@ FIXTURE_PARSERS = {
     "syslog-ib-link-flapping.txt": "dmesg_lines",
     "ibstat-ports-line.txt": "ibstat",
     "perfquery-x-extended-zero.txt": "perfquery",
+    "smpquery-portinfo-ibsim-switch-port.txt": "ib_portinfo",
+    "ethtool-ifname-partner-advertised-100g.txt": "ethtool_modes",
     "proc-cmdline-no-iommu-arch.txt": "proc_cmdline",
     # outside samples read by test_outside_samples.py: a failure message, a sysfs value, a listing
     "ethtool-S-node_exporter-error.txt": None,
@@ -75,7 +77,7 @@ def test_registry_names():
             "key_value", "netdev_speed", "ibstat", "ibstatus", "ibv_devinfo", "show_gids",
             "ibdev2netdev", "ethtool_stats", "ethtool_link", "mlnx_qos", "dcb_pfc", "dcb_app",
             "lspci_vvv", "lspci_tree", "rdma_link", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_fabric",
-            "proc_cmdline", "dmesg_lines", "mad_fields", "perfquery",
+            "proc_cmdline", "dmesg_lines", "mad_fields", "perfquery", "perfquery_ext", "ib_portinfo", "ethtool_modes",
         ]
     )
     modules = {fn.__module__.rsplit(".", 1)[-1] for fn in registry().values()}

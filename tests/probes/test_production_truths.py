@@ -161,7 +161,8 @@ def test_nccl_ib_tc_minus_one_is_the_default_class_0():
 
 def test_the_priority_that_carried_the_bytes_is_where_the_traffic_went():
     assert _traffic({3: 11_600_000_000, 0: 1_000_000}) == {
-        "name": "eth0", "priority": 3, "from": "tx_prioN_bytes", "busiest_priority": 3, "pfc_mismatch": False, "ecn_off": None}
+        "name": "eth0", "priority": 3, "from": "tx_prioN_bytes", "busiest_priority": 3, "pfc_mismatch": False, "ecn_off": None,
+        "ecn_off_known": None, "ecn_counters": "the congestion counters were not sampled twice"}  # no enable: the counters
     assert _traffic({3: 1_000, 0: 9_000})["pfc_mismatch"] is True
     # no priority carried half, or an idle window: the settings decide (NCCL_IB_TC unset -> priority 0)
     assert [(t["priority"], t["from"], t["pfc_mismatch"]) for t in (_traffic({3: 5, 0: 4, 1: 3}), _traffic({}))] == [

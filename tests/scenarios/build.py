@@ -15,6 +15,7 @@ from allreduce_doctor.hosts.base import HostIdentity, ProcessInfo
 from tests.scenarios import nodes as N
 from tests.scenarios import tools as T
 from tests.scenarios.fakehost import FakeHost
+from tests.scenarios.tools_link import ethtool_link
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
 
@@ -44,7 +45,7 @@ def fake_host(node: N.Node) -> FakeHost:
         commands[("nvidia-smi", "nvlink", "-s")] = T.nvlink_status(node.gpus, node.nvlink_inactive)
         commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state, node.fabric_status)
     later = {}
-    if node.fabric == "ib":
+    if node.fabric == "ib" and node.smp_tools:
         tools |= {"smpquery", "perfquery"}
         commands.update(T.peer_commands(node, later=False))
         later.update(T.peer_commands(node, later=True))
@@ -52,6 +53,9 @@ def fake_host(node: N.Node) -> FakeHost:
         tools.add("mlnx_qos" if node.driver == "mlx5" else "dcb")
         for i in range(node.ports):
             nd = N.netdev(node, i)
+            for member in (nd, N.lag_member(node, i)):
+                if member:
+                    commands[("ethtool", member)] = ethtool_link(node, member)
             commands[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=False)
             later[("ethtool", "-S", nd)] = T.ethtool_stats(node, i, later=True)
             if N.lag_member(node, i):  # the second bond member: its own counters and QoS
@@ -106,6 +110,8 @@ PCIE_ZERO = {"rx_pci_signal_integrity": 0, "tx_pci_signal_integrity": 0, "outbou
 LAG_DEVICES = tuple(f"mlx5_bond_{i}" for i in range(8))  # RoCE LAG: drivers/infiniband/hw/mlx5/main.c
 LAG_HCA = {"NCCL_IB_HCA": "mlx5_bond"}
 PRIO_DISCARDS = {f"rx_prio{p}_discards": 0 for p in range(8)}
+NDR_SWITCH = ("FDR", "EDR", "HDR", "NDR")  # a Quantum-2 switch port: supports up to NDR
+PINNED16 = ("SymbolErrorCounter", "PortRcvErrors")
 BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
 
 SCENARIOS: dict[str, N.Node] = {
@@ -191,7 +197,7 @@ SCENARIOS: dict[str, N.Node] = {
                                       nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.20.5"),
     "roce-declared-lossy-ecn-off": N.Node("roce", pfc={i: "0   0   0   0   0   0   0   0" for i in ALL_PORTS},
                                           ecn={i: {3: 0} for i in ALL_PORTS}),
-    "ib-all-ports-below-rating": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
+    "ib-all-ports-below-rating": N.Node("ib", base_rate="200 Gb/sec (4X HDR)", peer_speeds=NDR_SWITCH),
     "ib-below-declared-rate": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
     "fabric-manager-insufficient-resources": N.Node("ib", fabric_status="Insufficient Resources"),
     # several faults at once
@@ -264,6 +270,24 @@ SCENARIOS: dict[str, N.Node] = {
     "ib-peer-clean": N.Node("ib"),
     "ib-peer-nonroot": N.Node("ib", root=False),
     "dmesg-pcie-aer-nvme": N.Node("ib", dmesg=N.DMESG_AER_NVME),
+    # issue 26 item 4 (review MF-14): what both ends of a link support decides degraded or built for it
+    "ib-hdr-switch-hdr-only": N.Node("ib", base_rate="200 Gb/sec (4X HDR)"),
+    "ib-below-rating-caps-unread": N.Node("ib", base_rate="200 Gb/sec (4X HDR)", smp_tools=False),
+    "ib-ndv5-vf-ndr": N.Node("ib", hca_type="MT4126", pci_device="0x101e"),
+    "roce-200g-both-advertise-400g": N.Node("roce", base_rate="200 Gb/sec (4X HDR)", eth_speed_mbps=200000,
+                                            eth_partner=(400000, 200000, 100000)),
+    "roce-200g-partner-200g": N.Node("roce", base_rate="200 Gb/sec (4X HDR)", eth_speed_mbps=200000,
+                                     eth_partner=(200000, 100000)),
+    "roce-cx7-2x200g-dual-port": N.Node("roce", base_rate="200 Gb/sec (4X HDR)", eth_speed_mbps=200000,
+                                        eth_supported=(200000, 100000, 50000, 25000)),
+    # issue 26 item 5: ECN from the congestion counters where no ecn/ sysfs exists (inbox mlx5)
+    "roce-ecn-off-no-sysfs-marks-without-cnp": N.Node("roce", ecn_sysfs=False, flat=("np_cnp_sent",)),
+    "roce-no-ecn-sysfs-idle": N.Node("roce", ecn_sysfs=False, traffic=False),
+    "roce-rp-cnp-ignored": N.Node("roce", ecn_sysfs=False, counter_growth={i: {"rp_cnp_ignored": 5_200} for i in ALL_PORTS}),
+    "roce-inbox-ecn-counters-healthy": N.Node("roce", ecn_sysfs=False),
+    # the switch side read with perfquery -x where its 16-bit PortCounters sit saturated
+    "ib-peer-saturated-extended": N.Node("ib", peer_pinned16=PINNED16, peer_growth={4: {"symbol_error": 212}}),
+    "ib-peer-saturated-no-extended": N.Node("ib", peer_pinned16=PINNED16, peer_ext=False),
 }
 
 

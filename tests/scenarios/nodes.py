@@ -134,6 +134,19 @@ class Node:
     verbs_loaded: bool = True  # the job has mapped what its image holds (NCCL initialized)
     job_files: dict = field(default_factory=dict)  # path inside the job's root -> text (nccl.conf files)
     dmesg: str = ""  # kernel log lines after the probe-time ones
+    # both ends of each link (issue 26 item 4: review MF-14) and the switch's 64-bit counters (item 5)
+    link_speeds: tuple | None = None  # IB speeds this port's PortInfo supports (None: by hca_type, tools_link.HCA_SPEEDS)
+    peer_speeds: tuple | None = None  # ... the switch port's (None: up to the speed the port runs at)
+    smp_tools: bool = True  # smpquery / perfquery installed (infiniband-diags)
+    peer_ext: bool = True  # the switch port answers perfquery -x with its error counters (CapMask2 bit 1)
+    peer_pinned16: tuple = ()  # PortCounters fields that sit at 65535 on the switch port (16-bit)
+    eth_speed_mbps: int = 400000  # a RoCE netdev's speed (sysfs speed, ethtool Speed)
+    eth_supported: tuple = (400000, 200000, 100000, 50000, 25000)  # ethtool Supported link modes (Mb/s)
+    eth_advertised: tuple | None = None  # ethtool Advertised link modes (None: the supported ones)
+    eth_partner: tuple | None = None  # Link partner advertised link modes (None: not reported)
+    pci_device: str | None = None  # /sys/class/infiniband/DEV/device/device (None: not modelled)
+    ecn_sysfs: bool = True  # MLNX_OFED's ecn/ sysfs is there (False: the inbox/upstream mlx5 driver)
+    flat: tuple = ()  # counters that do not move between the samples, traffic or not (np_cnp_sent)
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -240,7 +253,7 @@ def _counters(node: Node, i: int, port: str, later: bool) -> dict:
     for sub, counters in group.items():
         for name, value in counters.items():
             value = node.static_counters.get(name, value)
-            if later:
+            if later and name not in node.flat:
                 if name in node.gone_later.get(i, ()):
                     continue
                 value += node.counter_growth.get(i, {}).get(name, 0)
@@ -271,6 +284,8 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"{IB}/{dev}/tc/1/traffic_class": "" if node.global_tclass is None else f"Global tclass={node.global_tclass}\n",
         })
         links[f"{IB}/{dev}/device"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/0000:{NIC_BUSES[i]}:01.0/{bdf}"
+        if node.pci_device:
+            files[f"{IB}/{dev}/device/device"] = files[f"{PCI}/{bdf}/device"] = node.pci_device
         files.update(_gid_files(node, i, port))
         files.update(_counters(node, i, port, later))
         width = node.pci_width.get(i, 16)
@@ -283,7 +298,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         nd = netdev(node, i)
         files.update({
             f"/sys/class/net/{nd}/mtu": "4092" if node.fabric == "ib" else str(node.netdev_mtu),
-            f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else "400000",
+            f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else str(node.eth_speed_mbps),
             f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
         })
         if lag_member(node, i):
@@ -291,7 +306,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             files.update(lag_files)
             links.update(lag_links)
         for nd in (nd, lag_member(node, i)) if node.fabric == "roce" and node.driver == "mlx5" else ():
-            if nd is None:  # the ecn sysfs is MLNX_OFED mlx5 only
+            if nd is None or not node.ecn_sysfs:  # the ecn sysfs is MLNX_OFED mlx5 only
                 continue
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):

@@ -311,18 +311,25 @@ def smp_nodeinfo(i: int) -> str:
 def smp_portinfo(i: int, lid: int = PEER_LID) -> str:
     return "# Port info: DR path slid 0; dlid 0; 0,1 port 0\n" + _mad({
         "Mkey": "<not displayed>", "GidPrefix": "0xfe80000000000000", "Lid": lid + i, "SMLid": 1,
-        "CapMask": "0x42500848", "DiagCode": "0x0000", "MkeyLeasePeriod": 0, "LocalPort": peer_port(i),
+        "CapMask": "0x4250c848", "DiagCode": "0x0000", "MkeyLeasePeriod": 0, "LocalPort": peer_port(i),
         "LinkWidthEnabled": "1X or 4X", "LinkWidthSupported": "1X or 4X", "LinkWidthActive": "4X",
         "LinkSpeedSupported": "2.5 Gbps or 5.0 Gbps or 10.0 Gbps", "LinkState": "Active",
         "PhysLinkState": "LinkUp", "LMC": 0})
 
 
-def perfquery(node: "N.Node", i: int, later: bool) -> str:
+def _peer_counters(node: "N.Node", i: int, later: bool) -> dict:
     counters = dict(PEER_COUNTERS)
     if later and node.traffic:
         counters["PortXmitWait"] += 38_000
     for name, delta in (node.peer_growth.get(i, {}) if later else {}).items():
         counters[_PERFQUERY_NAMES[name]] += delta
+    return counters
+
+
+def perfquery(node: "N.Node", i: int, later: bool) -> str:
+    counters = _peer_counters(node, i, later)
+    for name in node.peer_pinned16:  # 16-bit PortCounters of a long-lived switch port, saturated
+        counters[name] = 65535
     return f"# Port counters: Lid {PEER_LID + i} port {peer_port(i)} (CapMask: 0x5A00)\n" + _mad(
         {"PortSelect": peer_port(i), "CounterSelect": "0x0000", **counters})
 
@@ -330,6 +337,8 @@ def perfquery(node: "N.Node", i: int, later: bool) -> str:
 def peer_commands(node: "N.Node", later: bool) -> dict:
     """smpquery and perfquery of every active IB port's peer; as non-root each fails as libibmad
     does when /dev/infiniband/umad* cannot be opened (rpc.c, ibdiag_common.c ibexit())."""
+    from tests.scenarios.tools_link import local_portinfo, peer_portinfo, perfquery_ext
+
     commands = {}
     for i in range(node.ports):
         if node.state.get(i, ("4: ACTIVE",))[0] != "4: ACTIVE":
@@ -338,7 +347,10 @@ def peer_commands(node: "N.Node", later: bool) -> dict:
         local = ("-C", dev, "-P", "1")
         answers = {("smpquery", *local, "-D", "nodeinfo", "0,1"): smp_nodeinfo(i),
                    ("smpquery", *local, "-D", "portinfo", "0,1"): smp_portinfo(i),
-                   ("perfquery", *local, str(PEER_LID + i), str(peer_port(i))): perfquery(node, i, later)}
+                   ("perfquery", *local, str(PEER_LID + i), str(peer_port(i))): perfquery(node, i, later),
+                   ("perfquery", "-x", *local, str(PEER_LID + i), str(peer_port(i))): perfquery_ext(node, i, later),
+                   ("smpquery", *local, "-D", "portinfo", "0", "1"): local_portinfo(node, i),
+                   ("smpquery", *local, "-D", "portinfo", "0,1", str(peer_port(i))): peer_portinfo(node, i)}
         for argv, text in answers.items():
             commands[argv] = text if node.root else (
                 255, f"{argv[0]}: iberror: failed: Failed to open '{dev}' port '1'\n",

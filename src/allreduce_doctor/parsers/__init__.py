@@ -32,6 +32,8 @@ PARSER_MODULES = (
     "nvidia_smi",
     "kernel",
     "mad",
+    "ib_portinfo",
+    "ethtool_modes",
 )
 _loaded = False
 

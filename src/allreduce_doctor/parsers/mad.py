@@ -73,3 +73,15 @@ def parse_perfquery(text: str) -> dict:
     if "symbol_error" not in counters:
         raise fail("perfquery PortCounters (SymbolErrorCounter:....N)", text)
     return counters
+
+
+@parser("perfquery_ext")
+def parse_perfquery_ext(text: str) -> dict:
+    """`perfquery -x`: the 64-bit error counters, which perfquery.c dump_perfcounters_ext() prints
+    only where CapabilityMask2 sets IsAdditionalPortCountersExtendedSupported; without them this
+    is a ParseError that says so (the 16-bit PortCounters read stays the answer)."""
+    fields = mad_fields(text)
+    if "SymbolErrorCounter" not in fields:
+        raise fail("perfquery -x with the extended error counters (the port does not set "
+                   "IsAdditionalPortCountersExtendedSupported in CapabilityMask2)", text)
+    return parse_perfquery(text)

@@ -52,6 +52,8 @@ PRIORITIES = range(8)
 #                 percentage gauge, not a count), outbound_pci_buffer_overflow, rx/tx_pci_signal_integrity
 #   cnp_sent      CNPs this host sent as a notification point (it receives congested traffic)
 #   cnp_handled   CNPs this host acted on as a reaction point (its sending is congested)
+#   ecn_marked    RoCE packets received with ECN CE set (the notification point answers each with a CNP)
+#   cnp_ignored   CNPs received and not acted on: the reaction point (DCQCN) is off (mlx5 counters.rst)
 DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "mlx5": {
         "loss": tuple(f"hw:{n}" for n in ROCE_TRANSPORT_LOSS),
@@ -75,6 +77,8 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
                        "eth:tx_pci_signal_integrity"),
         "cnp_sent": ("hw:np_cnp_sent",),
         "cnp_handled": ("hw:rp_cnp_handled",),
+        "ecn_marked": ("hw:np_ecn_marked_roce_packets",),
+        "cnp_ignored": ("hw:rp_cnp_ignored",),
     },
     "bnxt_re": {
         "loss": ("hw:to_retransmits", "hw:seq_err_naks_rcvd", "hw:dup_req", "hw:oos_drop_count"),
@@ -89,6 +93,7 @@ DRIVERS: dict[str, dict[str, tuple[str, ...]]] = {
         # tx/rx_cnp_pkts in newer kernels, renamed np_cnp_pkts / rp_cnp_handled after that
         "cnp_sent": ("hw:tx_cnp_pkts", "hw:np_cnp_pkts"),
         "cnp_handled": ("hw:rx_cnp_pkts", "hw:rp_cnp_handled"),
+        "ecn_marked": ("hw:rx_ecn_marked_pkts",),
     },
     "irdma": {
         "loss": ("hw:ip4InDiscards", "hw:ip6InDiscards"),

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from allreduce_doctor.domain import rated_gbps
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_counters, derive_host, derive_job, derive_peer, derive_roce, pci_path
+from allreduce_doctor.probes import derive_counters, derive_host, derive_job, derive_linkcap, derive_peer, derive_roce, pci_path
 from allreduce_doctor.probes.derive_job import _prefix_filter
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -122,25 +121,26 @@ def compute_ports(inputs: Inputs) -> Observation:
         exp_rate, exp_width = best.get(p.get("hca_type"), (None, None))
         p["expected_gbps"], p["expected_width"] = exp_rate, exp_width
         p["rate_gbps"], p["width"] = rate.get("gbps"), rate.get("width")
-        p["rated_gbps"], p["declared_gbps"], p["rail"] = rated_gbps(p.get("hca_type")), declared_gbps, known or None
+        p["declared_gbps"], p["rail"] = declared_gbps, known or None
+        p.update(derive_linkcap.capability(p, inputs))  # rated_gbps from both ends, else the PCI-id table
         p["degraded"] = _degraded(p)
     reason = f"rails from {source}" + (f"; not rails: {', '.join(not_rails)}" if not_rails else "")
+    reason += derive_linkcap.summary(ports)
     if not ports:
         return Observation("", [], NOT_APPLICABLE, reason=f"no {layer or 'RDMA'} ports ({reason})")
     return Observation("", ports, OK, reason=reason)
 
 
 def _degraded(p: dict) -> bool | None:
-    """Below its peers or the declared rate: degraded. Below only its adapter's rating: unknown,
-    since one model is sold at several rates (domain.MODEL_MAX_GBPS); declare link_gbps to decide."""
+    """Below its peers or the declared rate: degraded. Else what both ends of the link support
+    decides (derive_linkcap: degraded, or built for that speed); below only the PCI-id table's
+    rating is unknown, since one model is sold at several rates; declare link_gbps to decide."""
     gbps = p["rate_gbps"]
     if not _active(p) or gbps is None:
         return False
     if (p["expected_gbps"] and gbps < p["expected_gbps"]) or (p["declared_gbps"] and gbps < p["declared_gbps"]):
         return True
-    if p["rated_gbps"] and gbps < p["rated_gbps"] and not p["declared_gbps"]:
-        return None
-    return False
+    return derive_linkcap.below_capability(p)
 
 
 def _records(obs: Observation | None) -> dict[str, dict]:

@@ -3,7 +3,8 @@
 symbol_error, port_rcv_errors and the other link errors are counted by the *receiving* port
 (kernel Documentation/ABI/stable/sysfs-class-infiniband), so this host's own counters see only
 what it receives; a bad transmit lane, optic or cable end of this host shows at the peer port,
-read by the chained probe rdma.peer_counters (probes/rdma.yaml). The rules are the host side's
+read by the chained probes rdma.peer_counters_ext (perfquery -x, 64-bit) and rdma.peer_counters
+(16-bit PortCounters, the fallback) in probes/rdma.yaml. The rules are the host side's
 (derive_counters): growth stands even on an idle window, "no growth" counts only when every
 counter was read twice, none is pinned at its maximum, and traffic flowed on this host's side of
 the same link; a value read once is history, not growth.
@@ -25,15 +26,15 @@ def ib_peer_errors(inputs: Inputs) -> Observation:
     ports = active_ports(inputs, "InfiniBand")
     if isinstance(ports, Observation):
         return ports
-    peer = inputs["rdma.peer_counters"]
-    if ports and peer.status != OK:
+    peer, ext = inputs["rdma.peer_counters"], inputs.get("rdma.peer_counters_ext")
+    if ports and peer.status != OK and (ext is None or ext.status != OK):
         return Observation("", None, peer.status, reason=f"{UNREAD}: {peer.reason or peer.status}")
-    records, local = sampled_records(peer), sampled_records(inputs["ib.counters"])
+    records, local, wide = sampled_records(peer), sampled_records(inputs["ib.counters"]), sampled_records(ext)
     rows = []
     for port in ports:
-        rec = records.get(port["name"])
+        rec, counters = _wide_first(wide.get(port["name"]), records.get(port["name"]))
         via = ((rec or {}).get("values") or {}).get(VIA) or {}
-        row = {"name": port["name"], "peer": _peer(via), "grew": _grew(rec)}
+        row = {"name": port["name"], "peer": _peer(via), "grew": _grew(rec), "counters": counters}
         if rec is not None and rec.get("_reason"):
             row["peer_link_errors"], why = None, f"{UNREAD}: {rec['_reason']}"
         else:
@@ -42,6 +43,15 @@ def ib_peer_errors(inputs: Inputs) -> Observation:
         row["unknown"] = {"peer_link_errors": why} if why else {}
         rows.append(row)
     return finish_rows(rows, "no active InfiniBand compute ports")
+
+
+def _wide_first(wide: dict | None, narrow: dict | None) -> tuple[dict | None, str]:
+    """The 64-bit PortCountersExtended read (perfquery -x) where the switch port answered it with
+    its error counters, else the 16-bit PortCounters one, whose error fields of a long-lived
+    switch port may sit saturated (review 2.P)."""
+    if wide is not None and not wide.get("_reason") and isinstance(wide.get("delta"), dict):
+        return wide, "PortCountersExtended (64-bit, perfquery -x)"
+    return narrow, "PortCounters (16-bit)"
 
 
 def _idle(own: dict | None) -> tuple[bool | None, str]:

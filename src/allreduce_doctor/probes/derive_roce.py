@@ -7,6 +7,7 @@ import re
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 
+from allreduce_doctor.probes import derive_ecn
 from allreduce_doctor.probes.derive_gid import gid_choice, gid_table
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -292,17 +293,33 @@ def roce_traffic(inputs: Inputs) -> Observation:
     if (blocked := _blocked(inputs, "roce.priority")) is not None:
         return blocked
     busiest = _busiest_priority(inputs)
-    out = []
+    hw = derive_ecn.port_records(inputs.get("rdma.hw_counters"))
+    out, said = [], ""
     for row in inputs["roce.priority"].value:
         prio, source = row.get("priority"), "settings"
         if str(row.get("tc_from", "")).startswith("NCCL's default") and row["name"] in busiest:
             prio, source = busiest[row["name"]], "tx_prioN_bytes"
         pfc, np_on, rp_on = row.get("pfc_enabled"), row.get("ecn_np"), row.get("ecn_rp")
+        ecn_off, settings = _ecn_off(row, prio), row.get("ecn_on_priority")
+        counted: dict = {}
+        # no enable at all (inbox mlx5, bnxt_re's debugfs unread): the counters (derive_ecn); an
+        # MLNX_OFED enable that could not be read stays unknown (the counters span every priority)
+        if settings is None and row.get("priority") is not None and row.get("ecn_np") is None \
+                and row.get("ecn_rp") is None and not row.get("ecn_np_unread") and not row.get("ecn_rp_unread"):
+            on, counted["ecn_counters"] = derive_ecn.from_counters(hw.get(row.get("port")))
+            ecn_off = ecn_off if ecn_off is not None or on is None else not on
+            said = said or (counted["ecn_counters"] if on is None else "")
         out.append({"name": row["name"], "priority": prio, "from": source, "busiest_priority": busiest.get(row["name"]),
                     "pfc_mismatch": None if prio is None or pfc is None else
                     bool(pfc) and prio not in pfc and not row.get("declared_lossy"),
-                    "ecn_off": _ecn_off(row, prio)})
-    return Observation("", out, OK)
+                    "ecn_off": ecn_off,
+                    # ECN off on NCCL's priority by its settings, else by the window's congestion counters
+                    "ecn_off_known": (not settings) if settings is not None else
+                    (None if "ecn_counters" not in counted or ecn_off is None else ecn_off), **counted})
+    # the roce.ecn check reads this fact: where ECN stays unknown, its reason says why (the settings'
+    # reason from roce.priority, then what the counters said)
+    why = inputs["roce.priority"].reason if any(r["ecn_off_known"] is None for r in out) else ""
+    return Observation("", out, OK, reason="; ".join(w for w in (why, f"the congestion counters: {said}" if said else "") if w))
 
 
 def _ecn_off(row: dict, prio: int | None) -> bool | None:
