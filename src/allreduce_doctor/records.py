@@ -84,6 +84,8 @@ class ProcessInfo:
     rdma_libs: list[str] = field(default_factory=list)  # libibverbs and verbs providers mapped (/proc/PID/maps)
     uid: int | None = None  # real uid: NCCL reads ~/.nccl.conf of getpwuid(getuid()) (src/misc/param.cc)
     maps_cut: str = ""  # why /proc/PID/maps was not scanned whole (its size cap, the output budget)
+    # NCCL net plugins (libnccl-net*.so) and libfabric mapped; None: not scanned (a bundle from before)
+    net_libs: list[str] | None = None
 
     def to_dict(self) -> dict:
         return as_plain(self)

@@ -149,7 +149,7 @@ def test_the_maps_scan_reads_a_chunk_at_a_time_and_finds_a_line_split_between_ch
     _maps(monkeypatch, tmp_path, FILLER * 3 + NCCL_LINE)
     monkeypatch.setattr(maps_scan, "_MAPS_CHUNK", 50)  # every line straddles a chunk boundary
     budget = OutputBudget(1000)
-    assert maps_scan.mapped_libs(99, budget) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [], "")
+    assert maps_scan.mapped_libs(99, budget) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [], "", [])
     assert budget.spent == 0  # scanned and dropped: only the paths are kept
 
 
@@ -159,7 +159,7 @@ def test_a_maps_file_over_its_cap_is_scanned_to_the_cap_with_the_reason(monkeypa
     _maps(monkeypatch, tmp_path, FILLER * ((1 << 20) // len(FILLER) + 1) + NCCL_LINE)  # libnccl past 1 MiB
     monkeypatch.setattr(maps_scan, "MAX_MAPS_BYTES", 1 << 20)
     budget = OutputBudget(4 << 20)
-    assert maps_scan.mapped_libs(99, budget) == ("", [], "/proc/99/maps over 1 MiB: only its first 1 MiB scanned")
+    assert maps_scan.mapped_libs(99, budget) == ("", [], "/proc/99/maps over 1 MiB: only its first 1 MiB scanned", [])
     assert budget.spent == 0
 
 
@@ -170,7 +170,7 @@ def test_past_the_budget_the_maps_scan_stops_with_the_budgets_reason(monkeypatch
     budget = OutputBudget(1 << 20)
     budget.reserve(1 << 20)  # the endless tools took it all
     assert maps_scan.mapped_libs(99, budget) == (
-        "", [], "collection over budget (1 MiB of output in all; /proc/99/maps scanned for 0 bytes)")
+        "", [], "collection over budget (1 MiB of output in all; /proc/99/maps scanned for 0 bytes)", [])
 
 
 def test_a_cut_maps_scan_is_named_where_the_version_stays_unknown():

@@ -37,6 +37,7 @@ def test_gpu_node_without_rdma_is_socket_fallback(bundles, capsys):
     assert code == EXIT_FAULT
     assert "FAULT FOUND: socket_fallback (critical, owner: platform)" in out
     assert "  [FAIL] The node has RDMA ports\n" in out
+    assert "  [FAIL] Without IB/RoCE ports, NCCL reaches the network through a net plugin (EFA, GPUDirect-TCPX/TCPXO)\n" in out
     assert "  [FAIL] No GPU here is left without RDMA (the node has no NVIDIA GPUs)\n" in out
     assert "every check passed" not in out
 
@@ -48,7 +49,8 @@ def test_node_without_gpus_or_rdma_is_not_applicable(bundles, capsys):
     assert data["verdict"] == "not_applicable" and data["root_cause"] is None
     assert data["healthy"]["title"] == "Nothing to diagnose here"
     assert [(s["node"], s["badge"]) for s in data["path"]] == [
-        ("trunk.evidence", "pass"), ("trunk.rdma_present", "n.a."), ("trunk.gpus_without_rdma", "n.a.")]
+        ("trunk.evidence", "pass"), ("trunk.rdma_present", "n.a."), ("trunk.net_plugin", "n.a."),
+        ("trunk.gpus_without_rdma", "n.a.")]
 
 
 def test_not_applicable_text_says_nothing_to_diagnose(bundles, capsys):
@@ -191,7 +193,7 @@ def test_tickets_name_the_not_applicable_verdict_and_the_badges(bundles, capsys,
     run(capsys, "--snapshot", bundles["no-gpus-no-rdma"], "--format", "json", "-o", str(tmp_path / "d.json"))
     ticket = build_ticket(json.loads((tmp_path / "d.json").read_text()))
     assert (ticket.cause, ticket.cause_title, ticket.severity) == ("not_applicable", "Nothing to diagnose here", "none")
-    assert [s["mark"] for s in ticket.path] == ["pass", "n.a.", "n.a."]
+    assert [s["mark"] for s in ticket.path] == ["pass", "n.a.", "n.a.", "n.a."]
 
 
 def test_socket_fallback_from_no_device_found_does_not_say_the_log_is_silent(tmp_path, capsys):

@@ -182,4 +182,20 @@ def test_maps_name_libnccl_and_the_rdma_userspace(monkeypatch, tmp_path):
                      b"7f7-7f8 r-xp 0 08:01 4 /usr/lib/x86_64-linux-gnu/libmlx5dv-not-a-provider.so\n")
     real_open = builtins.open
     monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(maps if path == "/proc/99/maps" else path, *a, **k))
-    assert maps_scan.mapped_libs(99, OutputBudget()) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [VERBS, MLX5], "")
+    assert maps_scan.mapped_libs(99, OutputBudget()) == ("/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", [VERBS, MLX5], "", [])
+
+
+def test_maps_name_the_net_plugin_and_libfabric_apart_from_libnccl(monkeypatch, tmp_path):
+    """A plugin mapped below libnccl (libnccl-net-ofi.so) is the plugin, not NCCL's own library."""
+    import builtins
+
+    from allreduce_doctor.hosts import maps_scan
+    from allreduce_doctor.hosts.budget import OutputBudget
+
+    plugin, fabric = "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", "/opt/amazon/efa/lib/libfabric.so.1.25.0"
+    maps = tmp_path / "maps"
+    maps.write_bytes(f"7f0-7f1 r-xp 0 08:01 9 {plugin}\n7f1-7f2 r-xp 0 08:01 1 /usr/lib/libnccl.so.2.23.4\n"
+                     f"7f3-7f4 r-xp 0 08:01 2 {fabric}\n7f5-7f6 r-xp 0 08:01 3 /usr/lib/libnccl-tuner-x.so\n".encode())
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(maps if path == "/proc/99/maps" else path, *a, **k))
+    assert maps_scan.mapped_libs(99, OutputBudget()) == ("/usr/lib/libnccl.so.2.23.4", [], "", [plugin, fabric])

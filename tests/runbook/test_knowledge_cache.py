@@ -138,4 +138,4 @@ def test_runbook_validate_checks_afresh_even_with_a_cache(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.splitlines()[-1] == "0 True"
-    assert out.stdout.startswith("ok: 4 runbooks (ib, nccl_log, roce, trunk), ")
+    assert out.stdout.startswith("ok: 5 runbooks (ib, nccl_log, plugin, roce, trunk), ")

@@ -24,6 +24,14 @@ JOB_ENV = {
            "NCCL_SOCKET_IFNAME": "bond0", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"},
     "roce": {"NCCL_DEBUG": "INFO", "NCCL_IB_GID_INDEX": "3", "NCCL_IB_TC": "106",
              "NCCL_SOCKET_IFNAME": "bond0", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"},
+    # AWS p4d/p5 with the EFA installer (libfabric in /opt/amazon/efa, aws-ofi-nccl in /opt/amazon/ofi-nccl)
+    "efa": {"NCCL_DEBUG": "INFO", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "NCCL_SOCKET_IFNAME": "^docker,lo",
+            "LD_LIBRARY_PATH": "/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib:/usr/local/cuda/lib64"},
+    # GCP A3 with GPUDirect-TCPX (the plugin's own variables, as GKE's TCPX docs set them)
+    "gvnic": {"NCCL_DEBUG": "INFO", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "NCCL_SOCKET_IFNAME": "eth0",
+              "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "eth1,eth2,eth3,eth4", "NCCL_GPUDIRECTTCPX_CTRL_DEV": "eth0",
+              "NCCL_CROSS_NIC": "0", "NCCL_NET_GDR_LEVEL": "PIX", "NCCL_P2P_PXN_LEVEL": "0",
+              "LD_LIBRARY_PATH": "/usr/local/tcpx/lib64:/usr/local/nvidia/lib64"},
 }
 
 
@@ -70,7 +78,8 @@ def fake_host(node: N.Node) -> FakeHost:
                 commands[("dcb", "-j", "app", "show", "dev", nd)] = T.dcb_app()
     env = {k: v for k, v in {**JOB_ENV[node.fabric], **node.env}.items() if v is not None}
     procs = [ProcessInfo(N.JOB_PID, "python3", ["python3", "train.py", "--config", "llama70b.yaml"], env, True,
-                         nccl_lib=node.nccl_lib, rdma_libs=N.job_rdma_libs(node), uid=1000)] if node.job else []
+                         nccl_lib=node.nccl_lib, rdma_libs=N.job_rdma_libs(node), uid=1000,
+                         net_libs=None if node.net_libs is None else list(node.net_libs))] if node.job else []
     host = FakeHost(files=files, files_later=changed, links=links, tools=tools, commands=commands,
                     commands_later=later, processes=procs,
                     identity=HostIdentity(node.hostname, node.kernel, 0 if node.root else 1000, node.root))
@@ -113,6 +122,41 @@ PRIO_DISCARDS = {f"rx_prio{p}_discards": 0 for p in range(8)}
 NDR_SWITCH = ("FDR", "EDR", "HDR", "NDR")  # a Quantum-2 switch port: supports up to NDR
 PINNED16 = ("SymbolErrorCounter", "PortRcvErrors")
 BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
+
+# Net plugins (issue 26). aws-ofi-nccl installs libnccl-net-ofi.so from 1.15 (src/Makefile.am), the
+# EFA installer puts it in /opt/amazon/ofi-nccl/lib and libfabric in /opt/amazon/efa/lib; older
+# images build it as libnccl-net.so in /opt/aws-ofi-nccl/lib. TCPX: libnccl-net.so in
+# /usr/local/tcpx/lib64 (nccl-plugin-gpudirecttcpx README: on LD_LIBRARY_PATH).
+OFI = "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so"
+OFI_OLD = "/opt/aws-ofi-nccl/lib/libnccl-net.so"
+LIBFABRIC = "/opt/amazon/efa/lib/libfabric.so.1"
+TCPX = "/usr/local/tcpx/lib64/libnccl-net.so"
+TCPXO = "/usr/local/nvidia/lib64/libnccl-net.so"
+
+
+def aws(efa: tuple = N.P5_EFA, product: str = "p5.48xlarge", plugin: str = OFI, **changes) -> N.Node:
+    """An EC2 GPU instance with the EFA installer: EFA devices only (no IB/RoCE port), the job maps
+    aws-ofi-nccl and the installer's libfabric (and rdma-core's libibverbs and libefa)."""
+    fields = dict(ports=0, driver="efa", efa_devices=efa, dmi=("Amazon EC2", product), netdevs=("lo", "ens32", "docker0"),
+                  net_libs=(plugin, LIBFABRIC), job_files={plugin: "", LIBFABRIC: ""},
+                  nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4", hostname="ip-10-0-1-11")
+    fields.update(changes)
+    return N.Node("efa", **fields)
+
+
+def gcp(plugin: str = TCPX, gvnic: int = 5, **changes) -> N.Node:
+    """A GCP A3 (5 gVNIC: eth0 control, eth1-eth4 data) or A3 Mega (9) VM: no RDMA device, no
+    rdma-core in the image, the job maps the GPUDirect-TCPX/TCPXO plugin."""
+    fields = dict(ports=0, gvnic=gvnic, dmi=("Google", "Google Compute Engine"), netdevs=("lo", "docker0"),
+                  net_libs=(plugin,), job_files={plugin: ""}, verbs=False, provider=False, host_verbs=False,
+                  uverbs=False, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", hostname="a3-node-0")
+    fields.update(changes)
+    return N.Node("gvnic", **fields)
+
+
+TCPXO_ENV = {"NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": None, "NCCL_GPUDIRECTTCPX_CTRL_DEV": None,
+             "NCCL_FASTRAK_CTRL_DEV": "eth0", "NCCL_FASTRAK_IFNAME": "eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8",
+             "NCCL_FASTRAK_USE_SNAP": "1", "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"}
 
 SCENARIOS: dict[str, N.Node] = {
     "ib-healthy": N.Node("ib"),
@@ -288,6 +332,21 @@ SCENARIOS: dict[str, N.Node] = {
     # the switch side read with perfquery -x where its 16-bit PortCounters sit saturated
     "ib-peer-saturated-extended": N.Node("ib", peer_pinned16=PINNED16, peer_growth={4: {"symbol_error": 212}}),
     "ib-peer-saturated-no-extended": N.Node("ib", peer_pinned16=PINNED16, peer_ext=False),
+    # net plugins (issue 26): EFA and GPUDirect-TCPX/TCPXO nodes are not socket_fallback
+    "efa-p5-healthy": aws(),
+    "efa-p4d-healthy": aws(N.P4D_EFA, "p4d.24xlarge", OFI_OLD, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.5",
+                           env={"LD_LIBRARY_PATH": "/opt/aws-ofi-nccl/lib:/opt/amazon/efa/lib"}),
+    "efa-p5-no-job": aws(job=False),
+    "efa-p5-plugin-not-on-path": aws(net_libs=(), env={"LD_LIBRARY_PATH": "/opt/amazon/efa/lib:/usr/local/cuda/lib64"}),
+    "efa-p5-pod-without-efa-devices": aws(efa_in_job=False),
+    "efa-p5-fi-provider-tcp": aws(env={"FI_PROVIDER": "tcp"}),
+    "efa-p5-libfabric-without-efa": aws(net_libs=(OFI, "/usr/local/lib/libfabric.so.1"), provider=False,
+                                        job_files={OFI: "", "/usr/local/lib/libfabric.so.1": ""},
+                                        env={"LD_LIBRARY_PATH": "/opt/amazon/ofi-nccl/lib:/usr/local/lib"}),
+    "efa-p5-device-rdma-off": aws(env={"FI_EFA_USE_DEVICE_RDMA": "0"}),
+    "gcp-a3-tcpx-healthy": gcp(),
+    "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, env=TCPXO_ENV),
+    "gcp-a3-tcpx-plugin-not-loaded": gcp(net_libs=(), job_files={}, env={"NCCL_NET": "GPUDirectTCPX"}),
 }
 
 

@@ -147,6 +147,11 @@ class Node:
     pci_device: str | None = None  # /sys/class/infiniband/DEV/device/device (None: not modelled)
     ecn_sysfs: bool = True  # MLNX_OFED's ecn/ sysfs is there (False: the inbox/upstream mlx5 driver)
     flat: tuple = ()  # counters that do not move between the samples, traffic or not (np_cnp_sent)
+    # net plugins (issue 26): EFA (AWS p4d/p5) and gVNIC (GCP A3) nodes, ports=0 (no IB/RoCE port)
+    efa_devices: tuple = ()  # EFA devices (driver efa, link layer Unknown), P5_EFA / P4D_EFA
+    gvnic: int = 0  # gVNIC netdevs eth0.. (driver gve)
+    net_libs: tuple | None = ()  # net plugins and libfabric the job maps (None: not scanned)
+    efa_in_job: bool = True  # the job's container has the EFA devices' /dev/infiniband/uverbs*
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -169,12 +174,18 @@ DMESG_AER_NVME = ("[ 5120.402118] pcieport 0000:c0:01.1: AER: Uncorrected (Non-F
                   "[ 5120.402131] nvme 0000:c1:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
                   "type=Transaction Layer, (Requester ID)\n")
 DMESG_PEERMEM = "[ 2279.966360] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing\n"
+# p5.48xlarge: 32 EFA devices named rdmap<bus>s0, four under each GPU's PCIe switch (rdmap79s0 at
+# 0000:4f:00.0 beside GPU 0000:53:00.0, rdmap96s0 at 0000:60:00.0 beside 0000:64:00.0: the p5
+# layouts in public EFA benchmarks); p4d.24xlarge: four, rdmap16s27/32s27/144s27/160s27 (fi_info
+# -p efa domains rdmap16s27-rdm ... on p4de).
+P5_EFA = tuple(f"rdmap{g + k}s0" for g in (79, 96, 113, 130, 147, 164, 181, 198) for k in range(4))
+P4D_EFA = ("rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27")
 JOB_PID = 4242
 JOB_ROOT = f"/proc/{JOB_PID}/root"
 
 
 def provider_name(node: Node) -> str:
-    return "bnxt_re" if node.driver == "bnxt" else "mlx5"
+    return "bnxt_re" if node.driver == "bnxt" else "efa" if node.driver == "efa" else "mlx5"
 
 
 def job_rdma_libs(node: Node) -> list[str]:
@@ -352,7 +363,26 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         files[f"{JOB_ROOT}/etc/passwd"] = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n"
         files.update({f"{JOB_ROOT}{path}": text for path, text in node.job_files.items()})
     files["/sys/class/dmi/id/sys_vendor"], files["/sys/class/dmi/id/product_name"] = node.dmi
+    _plugin_devices(node, files, links)
     for name in node.netdevs:
         files[f"/sys/class/net/{name}/operstate"] = "unknown" if name == "lo" else "up"
         files[f"/sys/class/net/{name}/mtu"] = "65536" if name == "lo" else "1500"
     return files, links
+
+
+def _plugin_devices(node: Node, files: dict, links: dict) -> None:
+    """EFA devices: port link layer Unknown (IB_LINK_LAYER_UNSPECIFIED, efa_verbs.c
+    efa_port_link_layer; core/sysfs.c link_layer_show), 100 Gb/sec 4X EDR (efa_query_port), no LID,
+    driver efa; their uverbs on the host and, unless left out, in the job's container. gVNIC
+    netdevs eth0.. (driver gve), MTU 8244 as on A3."""
+    for k, dev in enumerate(node.efa_devices):
+        port = f"{IB}/{dev}/ports/1"
+        files.update({f"{port}/link_layer": "Unknown", f"{port}/state": "4: ACTIVE", f"{port}/phys_state": "5: LinkUp",
+                      f"{port}/rate": "100 Gb/sec (4X EDR)", f"{port}/lid": "0x0", f"{port}/sm_lid": "0x0",
+                      f"{IB}/{dev}/node_type": "1: CA", f"/dev/infiniband/uverbs{k}": ""})
+        links[f"{IB}/{dev}/device/driver"] = "/sys/bus/pci/drivers/efa"
+        if node.job and node.efa_in_job:
+            files[f"{JOB_ROOT}/dev/infiniband/uverbs{k}"] = ""
+    for i in range(node.gvnic):
+        files.update({f"/sys/class/net/eth{i}/operstate": "up", f"/sys/class/net/eth{i}/mtu": "8244"})
+        links[f"/sys/class/net/eth{i}/device/driver"] = "/sys/bus/pci/drivers/gve"

@@ -122,7 +122,7 @@ class LiveHost:
                 readable = True
             except (psutil.AccessDenied, psutil.ZombieProcess, psutil.NoSuchProcess, OSError):
                 env, readable = {}, False
-            nccl_lib, rdma_libs, maps_cut = mapped_libs(proc.info["pid"], self.budget)
+            nccl_lib, rdma_libs, maps_cut, net_libs = mapped_libs(proc.info["pid"], self.budget)
             maps_nccl = bool(nccl_lib)
             if not maps_nccl and not any(k.startswith("NCCL_") for k in env):
                 continue
@@ -138,6 +138,7 @@ class LiveHost:
                     rdma_libs=rdma_libs,
                     uid=_real_uid(proc),
                     maps_cut=maps_cut,
+                    net_libs=net_libs,
                 )
             )
         return found

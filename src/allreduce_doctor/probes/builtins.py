@@ -9,6 +9,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.hosts.base import Host, ProcessInfo
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation
 from allreduce_doctor.parsers import parse
+from allreduce_doctor.probes import builtins_net
 from allreduce_doctor.probes.permission import NEEDS_ROOT
 
 
@@ -145,4 +146,6 @@ BUILTINS: dict[str, Callable[[Host], Observation]] = {
     "nccl_conf_system": nccl_conf_system,
     "nccl_conf_user": nccl_conf_user,
     "job_rdma_userspace": job_rdma_userspace,
+    "net_devices": builtins_net.net_devices,  # EFA devices, gVNIC netdevs
+    "job_net_plugin": lambda host: builtins_net.job_net_plugin(host, _job(host.processes())),
 }

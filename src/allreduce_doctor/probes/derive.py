@@ -10,7 +10,8 @@ from collections import Counter
 from typing import Callable
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_counters, derive_host, derive_job, derive_linkcap, derive_peer, derive_roce, pci_path
+from allreduce_doctor.probes import (derive_counters, derive_host, derive_job, derive_linkcap, derive_peer, derive_plugin,
+                                    derive_roce, pci_path)
 from allreduce_doctor.probes.derive_job import _prefix_filter
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -233,3 +234,4 @@ DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priori
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)
 DERIVATIONS.update(derive_peer.DERIVATIONS)  # the switch side of each IB link
 DERIVATIONS.update(derive_host.DERIVATIONS)  # the job's RDMA userspace, the kernel log
+DERIVATIONS.update(derive_plugin.DERIVATIONS)  # NCCL's external net plugins (EFA, GPUDirect-TCPX/TCPXO)

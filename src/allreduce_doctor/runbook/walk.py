@@ -183,7 +183,7 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
         diag.verdict = FAULT
         diag.root_cause = {"id": first.cause, "title": first.title, "severity": first.severity,
                            "owner": first.owner, "summary": first.summary, "node": first.key}
-    _badge(rs, decisions, diag.verdict == NOT_APPLICABLE)
+    _badge(rs, decisions, diag.verdict == NOT_APPLICABLE, frozenset(entered))
     seen_rows: set[tuple[str, str]] = set()
     for decision in [*decisions, *(d for d, _ in secondary)]:
         for row in decision.evidence:
@@ -198,14 +198,21 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
     return diag
 
 
-def _reaching_healthy(rs: RunbookSet) -> set[str]:
+# A branch only some nodes can take: its healthy end counts for a walk that entered it. The plugin
+# branch (EFA, GPUDirect-TCPX) is reachable from "no RDMA ports", which on any other GPU node is a
+# failure (socket_fallback) or nothing to judge, never a pass.
+DETOURS = frozenset({"plugin"})
+
+
+def _reaching_healthy(rs: RunbookSet, entered: frozenset[str] = frozenset()) -> set[str]:
     """The nodes from which some healthy end can be reached (a reverse walk over the outcomes; the
-    walk runs without networkx, which only validation loads)."""
+    walk runs without networkx, which only validation loads); a detour's end only when entered."""
     parents: dict[str, set[str]] = {}
     for node in rs.nodes():
         for outcome in getattr(node, "outcomes", {}).values():
             parents.setdefault(outcome.target, set()).add(node.key)
-    reached = {n.key for n in rs.nodes() if isinstance(n, HealthyLeaf) and n.verdict == HEALTHY}
+    reached = {n.key for n in rs.nodes() if isinstance(n, HealthyLeaf) and n.verdict == HEALTHY
+               and (n.runbook not in DETOURS or n.runbook in entered)}
     todo = list(reached)
     while todo:
         for parent in parents.get(todo.pop(), ()):
@@ -215,10 +222,10 @@ def _reaching_healthy(rs: RunbookSet) -> set[str]:
     return reached
 
 
-def _badge(rs: RunbookSet, decisions: list[_Decision], not_applicable: bool) -> None:
+def _badge(rs: RunbookSet, decisions: list[_Decision], not_applicable: bool, entered: frozenset[str] = frozenset()) -> None:
     """Each step's badge from where its outcome leads: an outcome from which no healthy end can be
     reached failed the check (n.a. when the node has nothing of NCCL's networking to judge)."""
-    passing = _reaching_healthy(rs)
+    passing = _reaching_healthy(rs, entered)
     for decision in decisions:
         step = decision.step
         target = rs.node(step.node).outcomes[step.outcome].target

@@ -190,6 +190,7 @@ def check_process(label: str, position: int, data: object) -> ProcessInfo:
         rdma_libs=list(c.field(data, "rdma_libs", _str_list, "a list of strings", [])),
         uid=c.field(data, "uid", lambda v: v is None or _int(v), "an integer or null", None),
         maps_cut=c.field(data, "maps_cut", lambda v: isinstance(v, str), "a string", ""),
+        net_libs=c.field(data, "net_libs", lambda v: v is None or _str_list(v), "a list of strings or null", None),
     )
 
 
