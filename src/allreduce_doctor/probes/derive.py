@@ -11,7 +11,7 @@ from typing import Callable
 
 from allreduce_doctor.domain import rated_gbps
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import derive_counters, derive_gdr, derive_host, derive_job, derive_peer, derive_roce, pci_path
+from allreduce_doctor.probes import derive_counters, derive_gdr, derive_host, derive_job, derive_peer, derive_roce, derive_topo, pci_path
 from allreduce_doctor.probes.derive_job import _prefix_filter
 from allreduce_doctor.probes.derive_job import _job_version
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
@@ -264,6 +264,7 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "pci_acs": pci_acs,
 }
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
+DERIVATIONS.update(derive_topo.DERIVATIONS)  # each GPU's closest NIC, VM or not
 DERIVATIONS.update(derive_gdr.DERIVATIONS)  # GPUDirect RDMA: peermem, DMA-BUF, NCCL_NET_GDR_LEVEL on the real paths
 DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priority
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)

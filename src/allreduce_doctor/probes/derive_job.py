@@ -17,7 +17,6 @@ from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Ob
 Inputs = dict[str, Observation]
 
 TOPO_RANK = {"X": -1, "NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
-VIRTUAL_VENDORS = ("qemu", "microsoft", "amazon ec2", "google", "vmware", "xen", "openstack", "kvm")
 
 
 def blocked_input(inputs: Inputs, *facts: str) -> Observation | None:
@@ -221,36 +220,6 @@ def _rank(path: str) -> int:
     return TOPO_RANK["NV"] if path.startswith("NV") else TOPO_RANK.get(path, 9)
 
 
-def gpu_nic_paths(inputs: Inputs) -> Observation:
-    """Per GPU: its closest NIC and the path (PIX best, SYS worst); whether the node is a VM."""
-    gpus_obs = inputs.get("pci.gpus")
-    if gpus_obs is not None and gpus_obs.status in (OK, NOT_APPLICABLE) and not gpus_obs.value:
-        return Observation("", {"gpus": [], "all_phb": False, "virtual": None}, NOT_APPLICABLE,
-                           reason="no NVIDIA GPUs")
-    topo = inputs["gpu.topo"]
-    if topo.status != OK or not isinstance(topo.value, dict):
-        status = topo.status if topo.status != OK else MISSING
-        return Observation("", None, status, reason=f"gpu.topo: {topo.reason or 'not parsed'}")
-    matrix = topo.value.get("matrix") or {}
-    legend = topo.value.get("nic_legend") or {}
-    dmi = inputs["node.dmi"].value if inputs["node.dmi"].status == OK else {}
-    vendor = f"{(dmi or {}).get('sys_vendor') or ''} {(dmi or {}).get('product_name') or ''}".lower()
-    virtual = any(v in vendor for v in VIRTUAL_VENDORS) if dmi else None
-    gpus = []
-    for name, row in matrix.items():
-        if not name.startswith("GPU"):
-            continue
-        nics = {k: v for k, v in row.items() if k.startswith(("NIC", "mlx")) or k in legend.values()}
-        if not nics:
-            continue
-        best = min(nics, key=lambda k: _rank(nics[k]))
-        gpus.append({"name": name, "best_nic": legend.get(best, best), "best_path": nics[best]})
-    if not gpus:
-        return Observation("", [], NOT_APPLICABLE, reason="no GPU-NIC pairs in the topology")
-    all_phb = all(g["best_path"] == "PHB" for g in gpus)
-    return Observation("", {"gpus": gpus, "all_phb": all_phb, "virtual": virtual}, OK)
-
-
 def expected_busbw(inputs: Inputs) -> Observation:
     """NICs in use x line rate in GB/s (what all-reduce busbw can reach), and the measured value."""
     ports = inputs["rdma.compute_ports"]
@@ -361,7 +330,6 @@ DERIVATIONS = {
     "hca_selection": hca_selection,
     "socket_ifname": socket_ifname,
     "nccl_tuning": nccl_tuning,
-    "gpu_nic_paths": gpu_nic_paths,
     "expected_busbw": expected_busbw,
     "nccl_version": nccl_version,
     "site_policy": site_policy,
