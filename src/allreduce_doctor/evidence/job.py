@@ -12,11 +12,12 @@ import ipaddress
 import re
 from collections import Counter
 
-from allreduce_doctor.domain import busbw_verdict
+from allreduce_doctor.domain import NCCL_AUTO_GID_SINCE, busbw_verdict
 from allreduce_doctor.evidence import checks
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl import NcclLog, net_family
 from allreduce_doctor.nccl_rules import gdr as nccl_gdr
+from allreduce_doctor.nccl_rules.defaults import param_int
 from allreduce_doctor.nccl_rules.gid import gid_routable
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
@@ -174,7 +175,7 @@ def _hosts_without_gdr(nccl: NcclLog) -> list[str] | None:
 
 def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     raw = env.get("NCCL_IB_GID_INDEX")
-    index = int(raw) if raw is not None and str(raw).lstrip("-").isdigit() else None
+    index = param_int(raw)  # as NCCL_PARAM reads it (nccl_rules/defaults.py), the node side's reading too
     if index is None and nccl.qp_gid:
         index = nccl.qp_gid.most_common(1)[0][0]
     if index is not None and index < 0:
@@ -210,7 +211,7 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
         # NCCL picks the GID itself; which one depends on its version (index 0 before 2.21), so an
         # unknown version leaves the choice unknown (the log's `NCCL version` line decides it).
         version = _ver(nccl.version)
-        out["verdict"] = "unknown" if not version else "auto" if version >= (2, 21) else "default"
+        out["verdict"] = "unknown" if not version else "auto" if version >= NCCL_AUTO_GID_SINCE else "default"
     return out
 
 

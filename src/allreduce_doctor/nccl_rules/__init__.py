@@ -5,6 +5,7 @@ text (evidence/*.py) call these and never re-implement them.
 - gdr.py       NCCL_NET_GDR_LEVEL and the other level variables (ncclGetLevel, ncclTopoCheckGdr)
 - defaults.py  the defaults a check compares a variable with, per NCCL tag (IB timeout, retries, AR)
 - gid.py       whether a RoCE GID routes between hosts
+- versions.py  version strings as the rules compare them (domain.version_tuple re-exports it)
 
 Each rule cites NVIDIA/nccl at the tags it covers; tests/nccl_rules/ pin every version boundary.
 """

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.domain import version_tuple
+from allreduce_doctor.nccl_rules.versions import version_tuple
 
 _BASE = ("LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS")
 _TABLES = (  # (since, topoPathTypeStr up to PATH_SYS), newest first

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from allreduce_doctor.domain import version_tuple
+from allreduce_doctor.nccl_rules.versions import version_tuple
 
 RAIL_GRAMMAR_SINCE = (2, 30, 7)  # utils.cc parseStringList with ncclOsStrSep fields (v2.30.4-1 still atoi)
 
