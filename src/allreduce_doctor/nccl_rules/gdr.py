@@ -46,13 +46,18 @@ def path_types(version) -> tuple[str, ...] | None:
     return next(table for since, table in _TABLES if parsed >= since)
 
 
+def _table(version) -> tuple[str, ...]:
+    """The version's table, else the newest (every name the older tables hold, in the same order)."""
+    return path_types(version) or _TABLES[0][1]
+
+
 def _names_anywhere() -> set[str]:
     return {n for _, table in _TABLES for n in table}
 
 
 def user_level(raw, version=None) -> str | None:
     """The level ncclGetLevel makes of the value, None when NCCL ignores it (its default stays).
-    With the version unknown a name only some tags know reads as that name (see `known_at`)."""
+    With the version unknown a name only some tags know (C2C, P2C) reads as that name."""
     value = str(raw)
     table = path_types(version)
     if value in (table if table is not None else _names_anywhere()):
@@ -60,19 +65,6 @@ def user_level(raw, version=None) -> str | None:
     if value[:1].isdigit():
         return OLD_LEVELS[min(strtol0(value), len(OLD_LEVELS) - 1)]
     return None
-
-
-def known_at(raw, version) -> bool | None:
-    """Whether the tag knows the name (C2C from v2.26.2-1, P2C from v2.27.3-1); None: version unknown."""
-    table = path_types(version)
-    if table is None:
-        return None if str(raw) in _names_anywhere() - set(_BASE) else True
-    return str(raw) in table or str(raw)[:1].isdigit() or str(raw) not in _names_anywhere()
-
-
-def rank(level: str, version=None) -> int | None:
-    table = path_types(version) or path_types("2.30.7")
-    return table.index(level) if level in table else None
 
 
 def strtol0(text: str) -> int:
@@ -109,7 +101,7 @@ def gdr_on_path(raw, smi_path: str, version=None, grace: bool = False, bcm: bool
     nccl_path = SMI_TO_NCCL.get(str(smi_path))
     if nccl_path is None:
         return None
-    table = path_types(version) or path_types("2.30.7")
+    table = _table(version)
     limit = table.index(level) if level is not None else table.index("PXB")
     distance = table.index(nccl_path)
     if distance <= limit:
@@ -124,7 +116,7 @@ def _grace(level: str | None, parsed, c2c: bool) -> bool | None:
     PATH_C2C", from v2.27.3-1). Before v2.27 not decided here."""
     if parsed is None or parsed < (2, 27, 3):
         return None
-    table = path_types(".".join(map(str, parsed)))
+    table = _table(".".join(map(str, parsed)))
     if parsed < (2, 29, 2):  # NET_GDR_C2C rewrites P2C to C2C before the comparison; default level PXB
         return table.index("C2C" if c2c else "P2C") <= table.index(level or "PXB")
     return table.index("P2C") <= table.index(level or ("P2C" if c2c else "PXB"))

@@ -38,10 +38,11 @@ def gpu_nic_paths(inputs: Inputs) -> Observation:
         return Observation("", [], NOT_APPLICABLE, reason="no GPU-NIC pairs in the topology")
     c2c = topo.value.get("gpu_numa_id") or {}
     if any(g["name"] in c2c for g in gpus):
-        gpus = _c2c_paths(inputs, gpus, c2c, topo.value.get("numa_affinity") or {})
-        if gpus is None:
+        sided = _c2c_paths(inputs, gpus, c2c, topo.value.get("numa_affinity") or {})
+        if sided is None:
             return Observation("", None, MISSING, reason="Grace (C2C) GPUs: nvidia-smi topo -m shows every NIC as "
                                "SYS, and the NICs' NUMA nodes (pci.nics numa_node) were not read")
+        gpus = sided
     all_phb = all(g["best_path"] == "PHB" for g in gpus)
     return Observation("", {"gpus": gpus, "all_phb": all_phb, "virtual": virtual}, OK)
 
