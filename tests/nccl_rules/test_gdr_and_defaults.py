@@ -74,3 +74,9 @@ def test_ib_timeout_verdicts(raw, version, fault):
 ])
 def test_gid_routable(kind, version, routes):
     assert gid_routable(kind, version) is routes
+
+
+@pytest.mark.parametrize("raw, version, level", [("NVB", "2.7.8", None), ("NVB", "2.8.3", "NVB"),
+                                                 ("PXN", "2.11.4", None), ("PXN", "2.12.7", "PXN")])
+def test_older_tags_know_fewer_names(raw, version, level):
+    assert gdr.user_level(raw, version) == level

@@ -1,7 +1,7 @@
 """The NCCL defaults the checks compare a variable with, per tag (NVIDIA/nccl, the NCCL_PARAM lines
 of src/transport/net_ib.cc; net_ib/*.cc from v2.29), and how NCCL reads the variable.
 
-- NCCL_IB_TIMEOUT: NCCL_PARAM(IbTimeout, "IB_TIMEOUT", 14) v2.8.3-1..v2.13.4-1, 18 v2.14.3-1..v2.22.3-1,
+- NCCL_IB_TIMEOUT: NCCL_PARAM(IbTimeout, "IB_TIMEOUT", 14) v2.3.5-5..v2.13.4-1, 18 v2.14.3-1..v2.22.3-1,
   20 from v2.23.4-1 (env.rst at v2.30.7-1: "20 (since 2.23; it was 18 since 2.14, and 14 before that)").
   It is the QP's local ACK timeout, 4.096 us x 2^t; "0 or >= 32 will result in an infinite timeout"
   (env.rst); "the best value is dependent on the size of the network". A lowered value fails a busy
@@ -9,7 +9,7 @@ of src/transport/net_ib.cc; net_ib/*.cc from v2.29), and how NCCL reads the vari
   below the job's default AND below 18 is a fault (a wait shorter than any default NCCL shipped since
   v2.14.3-1); 18 or 19 on NCCL >= 2.23 is the default NCCL itself shipped for nine minor releases,
   a choice for a small fabric: not a fault.
-- NCCL_IB_RETRY_CNT: NCCL_PARAM(IbRetryCnt, "IB_RETRY_CNT", 7) at every tag v2.8.3-1..v2.30.7-1.
+- NCCL_IB_RETRY_CNT: NCCL_PARAM(IbRetryCnt, "IB_RETRY_CNT", 7) at every tag v2.3.5-5..v2.30.7-1.
 - NCCL_IB_ADAPTIVE_ROUTING: NCCL_PARAM(IbAdaptiveRouting, "IB_ADAPTIVE_ROUTING", -2) from v2.16.2-1;
   ncclIbInit turns AR on for InfiniBand ports when unset.
 NCCL_PARAM reads a variable with strtoll(str, NULL, 0) (src/misc/param.cc ncclLoadParam).

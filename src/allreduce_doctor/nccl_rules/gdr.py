@@ -4,7 +4,8 @@ ncclGetLevel (src/graph/paths.cc, v2.12.12-1..v2.30.7-1): the value is compared 
 topoPathTypeStr[0..PATH_SYS] (case-sensitive: `loc` is no level), else a leading digit is the old
 numbering levelsOldToNew = {LOC, PIX, PXB, PHB, SYS, SYS} (strtol, capped at 5); anything else is
 ignored and NCCL keeps its default. topoPathTypeStr (src/graph/topo.cc) grew over the tags:
-  v2.12.12-1  LOC NVL NVB PIX PXB PXN PHB SYS (DIS)      (v2.21.5-1 adds NET after SYS)
+  v2.7.8-1    LOC NVL PIX PXB PHB SYS;  v2.8.3-1 NVB after NVL
+  v2.12.7-1   LOC NVL NVB PIX PXB PXN PHB SYS (DIS)      (v2.21.5-1 adds NET after SYS)
   v2.26.2-1   C2C after NVB
   v2.27.3-1   P2C after PXN;  v2.27.5-1 on: P2C before PXN (LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS)
 ncclTopoCheckGdr: GDR is off for a GPU-NIC pair when the path type (the PXN's intermediate GPU's)
@@ -27,7 +28,9 @@ _TABLES = (  # (since, topoPathTypeStr up to PATH_SYS), newest first
     ((2, 27, 5), ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS")),
     ((2, 27, 3), ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS")),
     ((2, 26, 2), ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "PHB", "SYS")),
-    ((0,), _BASE),
+    ((2, 12, 7), _BASE),
+    ((2, 8, 3), ("LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS")),
+    ((0,), ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")),  # v2.7.8-1
 )
 OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")  # levelsOldToNew
 # Names every table places below PIX: a level at one of them forbids GDR on any PCIe path.

@@ -4,7 +4,8 @@ The caller strips one leading `^` (exclude), then one `=` (exact names), in that
 (transport/net_ib init.cc ncclIbInitDevices, misc/socket.cc / os/linux.cc ncclFindInterfaces,
 v2.12.12-1..v2.30.7-1): `=^x` is the prefix list "^x", `^^x` excludes the prefix "^x".
 parseStringList (src/misc/utils.cc) splits on `,` and keeps every byte, spaces too:
-- up to v2.30.4-1: an item is `<prefix>[:<port>]`, port = atoi(what follows the first ':'), so
+- v2.7.8-1..v2.30.4-1 (one function at every tag checked): an item is `<prefix>[:<port>]`, port =
+  atoi(what follows the first ':'), so
   `mlx5_0:1:0:0` is port 1 and `mlx5_0:` or `mlx5_0::0:0` is port 0 (no port matches it);
 - from v2.30.7-1: `<hca>[:<port>[:<rail>[:<plane>]]]` (env.rst NCCL_IB_HCA), each field atoi'd,
   an empty or absent field -1, so `mlx5_0::0:0` takes every port of mlx5_0.
