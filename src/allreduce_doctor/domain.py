@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.nccl_rules import lists as nccl_lists
+from allreduce_doctor.nccl_rules.versions import version_tuple  # noqa: F401 (re-exported: domain.version_tuple)
+
 # Interfaces that peers on other hosts cannot reach. NCCL itself skips only `docker` and `lo` when
 # it picks an interface on its own (src/misc/socket.cc, ncclFindInterfaces: "^docker,lo"); the
 # rest are the names Linux bridges and virtual links get from their creators: Docker user
@@ -30,12 +33,8 @@ def admits_loopback(spec) -> bool:
     search skips only IPv6 loopback (findInterfaces; v2.30.7-1 os/linux.cc), and the bootstrap takes the first
     interface found (bootstrap.cc, maxIfs 1) in getifaddrs order, where lo (ifindex 1) comes first. Harmless on
     one host; judged where the text shows the job spans hosts (evidence/checks.py socket_ifaces, runbook gate)."""
-    spec = str(spec or "").strip()
-    if not spec.startswith("^"):
-        return False
-    exact = spec[1:].startswith("=")
-    names = [n.split(":")[0].strip() for n in spec[1:].lstrip("=").split(",") if n.strip()]
-    return not any(n == "lo" if exact else "lo".startswith(n) for n in names)
+    spec = str(spec or "")
+    return spec.startswith("^") and nccl_lists.selects(spec, "lo")  # NCCL's own reading (nccl_rules/lists.py)
 
 
 # Bus bandwidth that counts as "at the hardware limit": all_reduce busbw = algbw x 2(n-1)/n, the
@@ -183,14 +182,6 @@ def adapter_model(text) -> int | None:
 
 def rated_gbps(hca_type) -> int | None:
     return MODEL_MAX_GBPS.get(adapter_model(hca_type))
-
-
-def version_tuple(text) -> tuple[int, ...] | None:
-    """'2.21.5' / '2.21.5-1' / 'libnccl.so.2.21.5' / '6.8.0-45-generic' -> (2, 21, 5); None if unreadable."""
-    import re
-
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(text or ""))
-    return tuple(int(g) for g in m.groups() if g is not None) if m else None
 
 
 # NCCL's GID default (src/transport/net_ib.cc): NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", 0) up to

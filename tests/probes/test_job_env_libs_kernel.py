@@ -111,10 +111,18 @@ def test_ib_timeout_default_per_nccl_tag(version, default):
 def test_ib_timeout_is_judged_at_the_jobs_default_and_undecided_without_a_version():
     assert ib_overrides({"NCCL_IB_TIMEOUT": "17"}, "ib", "2.21.5")[0][0]["var"] == "NCCL_IB_TIMEOUT"
     assert ib_overrides({"NCCL_IB_TIMEOUT": "18"}, "ib", "2.21.5") == ([], None)
-    assert ib_overrides({"NCCL_IB_TIMEOUT": "19"}, "ib", "2.23.4")[0][0]["why"].startswith("below NCCL's default 20")
-    found, undecided = ib_overrides({"NCCL_IB_TIMEOUT": "18"}, "ib", None)
-    assert found == [] and undecided.startswith("NCCL_IB_TIMEOUT=18 is below the default of NCCL >= 2.14 (18) or 2.23 (20)")
+    assert ib_overrides({"NCCL_IB_TIMEOUT": "17"}, "ib", "2.23.4")[0][0]["why"].startswith("below NCCL's default 20")
+    found, undecided = ib_overrides({"NCCL_IB_TIMEOUT": "17"}, "ib", None)
+    assert found == [] and undecided.startswith("NCCL_IB_TIMEOUT=17 is below the default of NCCL >= 2.14 (18) or 2.23 (20)")
     assert ib_overrides({"NCCL_IB_TIMEOUT": "13"}, "ib", None)[0][0]["why"].startswith("below NCCL's default 14")
+
+
+@pytest.mark.parametrize("value, version", [("18", "2.23.4"), ("19", "2.30.7"), ("18", None), ("0", "2.23.4"),
+                                            ("32", "2.21.5"), ("", "2.23.4")])
+def test_ib_timeout_nccl_shipped_as_default_or_infinite_is_no_fault(value, version):
+    """18 was NCCL's own default for v2.14.3-1..v2.22.3-1 (env.rst v2.30.7-1: "it was 18 since 2.14");
+    0 and >= 32 are an infinite timeout; an empty value keeps the default (param.cc strlen > 0)."""
+    assert ib_overrides({"NCCL_IB_TIMEOUT": value}, "ib", version) == ([], None)
 
 
 def test_adaptive_routing_off_matters_on_infiniband_from_2_16_only():

@@ -11,7 +11,8 @@ from allreduce_doctor.domain import nccl_auto_gid, rated_gbps
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.probes.builtins import _lib_version
-from allreduce_doctor.probes.derive_job import gpudirect, hca_selection, pci_links
+from allreduce_doctor.probes.derive_gdr import gpudirect
+from allreduce_doctor.probes.derive_job import hca_selection, pci_links
 from allreduce_doctor.probes.derive_roce import roce_priority, roce_traffic
 from allreduce_doctor.site import declared, load_site
 

@@ -48,7 +48,7 @@ def fake_host(node: N.Node) -> FakeHost:
     tools = {"ibstat", "ibv_devinfo", "lspci", "dmesg", "ethtool"}
     if node.gpus:
         tools.add("nvidia-smi")
-        topo = T.topo_with_storage(node) if node.storage else node.topo
+        topo = T.topo_with_storage(node) if node.storage else T.topo_gds(node) if node.gds else node.topo
         commands[("nvidia-smi", "topo", "-m")] = topo or T.reference("nvidia-smi-topo-m-h100-8gpu-8nic.txt")
         commands[("nvidia-smi", "nvlink", "-s")] = T.nvlink_status(node.gpus, node.nvlink_inactive)
         commands[("nvidia-smi", "-q")] = T.nvidia_smi_q(node.gpus, node.fabric_state, node.fabric_status)
@@ -107,6 +107,36 @@ def dgx_h100(**changes) -> N.Node:
     fields = dict(ports=12, devices=N.DGX_DEVICES, storage=(8, 9, 10, 11), dmi=("NVIDIA", "DGXH100"),
                   state={10: ("1: DOWN", "2: Polling"), 11: ("1: DOWN", "3: Disabled")},
                   rate={9: "200 Gb/sec (4X HDR)", 10: "10 Gb/sec (4X SDR)", 11: "10 Gb/sec (4X SDR)"})
+    for name, value in changes.items():
+        fields[name] = {**fields[name], **value} if isinstance(fields.get(name), dict) else value
+    return N.Node("ib", **fields)
+
+
+AARCH64_LIB = "/usr/lib/aarch64-linux-gnu/libnccl.so"
+GB200_HCA = {"NCCL_IB_HCA": "=mlx5_0,mlx5_1,mlx5_2,mlx5_3", "CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+# The real name lspci gives the PMC-Sierra (Microchip) switch bridge of the reference outputs
+MICROCHIP_SWITCH = "PMC-Sierra Inc. Device 4128"
+
+
+def gb200_tray(**changes) -> N.Node:
+    """A DGX GB200 compute tray (DGX GB200 user guide, Hardware): 4 GPUs, 4 ConnectX-7 InfiniBand
+    compute ports (mlx5_0-3, NDR 400G) and 2 dual-port BlueField-3 Ethernet (mlx5_4-7, 200GbE).
+    nvidia-smi topo -m from a real tray (sgl-project/sglang#11208: every GPU-NIC cell SYS, a GPU
+    NUMA ID per GPU), with the 8 NICs of the user guide; device names, the BF3 rate, the NICs' NUMA
+    nodes (two CX-7 and one BF3 per Grace) and the DMI strings are modelled, not read from a tray. The job lists the compute rails in NCCL_IB_HCA."""
+    fields = dict(ports=8, gpus=4, eth_ports=(4, 5, 6, 7), rate={i: "200 Gb/sec (4X HDR)" for i in range(4, 8)},
+                  topo=T.topo_gb200(), dmi=("NVIDIA", "GB200 NVL"), nccl_lib=f"{AARCH64_LIB}.2.27.7",
+                  env=dict(GB200_HCA), nic_numa={0: 0, 1: 0, 2: 1, 3: 1, 4: 0, 5: 0, 6: 1, 7: 1})
+    for name, value in changes.items():
+        fields[name] = {**fields[name], **value} if isinstance(fields.get(name), dict) else value
+    return N.Node("ib", **fields)
+
+
+def hgx_gds(**changes) -> N.Node:
+    """An HGX H100 with GPUDirect Storage: 8 compute ConnectX-7 rails PIX to their GPUs and 4
+    storage ConnectX-7 HCAs of the same model (mlx5_8-11), each under the PCIe switch of two GPUs
+    (GDS design guide: storage NICs and GPUs under one switch). The job lists the 8 compute rails."""
+    fields = dict(ports=12, gds=(8, 9, 10, 11), env={"NCCL_IB_HCA": "=" + ",".join(f"mlx5_{i}" for i in range(8))})
     for name, value in changes.items():
         fields[name] = {**fields[name], **value} if isinstance(fields.get(name), dict) else value
     return N.Node("ib", **fields)
@@ -347,6 +377,20 @@ SCENARIOS: dict[str, N.Node] = {
     "gcp-a3-tcpx-healthy": gcp(),
     "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, env=TCPXO_ENV),
     "gcp-a3-tcpx-plugin-not-loaded": gcp(net_libs=(), job_files={}, env={"NCCL_NET": "GPUDirectTCPX"}),
+    # issue 26/27 (review FA-10..FA-14, MF-13): NCCL's selections as NCCL derives them at the job's version
+    "gb200-tray-healthy": gb200_tray(),
+    "gb200-tray-rail-down": gb200_tray(state={1: ("1: DOWN", "2: Polling")}, rate={1: "10 Gb/sec (4X SDR)"}),
+    "grace-gdr-level-pxb-nccl-2-29": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.29.2"),
+    "grace-gdr-level-pxb-nccl-2-28": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.28.9"),
+    "hgx-gds-storage-hcas": hgx_gds(),
+    "hgx-gds-hca-leaves-out-rail": hgx_gds(env={"NCCL_IB_HCA": "=" + ",".join(f"mlx5_{i}" for i in range(8) if i != 3)}),
+    "nccl-2-30-hca-rail-grammar": N.Node("ib", nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.30.7",
+                                         env={"NCCL_IB_HCA": "=" + ",".join(f"mlx5_{i}:1:{i}:0" for i in range(8))}),
+    "ib-timeout-18-nccl-2-21": N.Node("ib", env={"NCCL_IB_TIMEOUT": "18"}),
+    "ib-timeout-18-nccl-2-23": N.Node("ib", env={"NCCL_IB_TIMEOUT": "18"},
+                                      nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4"),
+    "gdr-level-pix-on-pxb": N.Node("ib", topo=T.topo_pxb(), switch_name=MICROCHIP_SWITCH,
+                                   env={"NCCL_NET_GDR_LEVEL": "PIX"}),
 }
 
 

@@ -152,6 +152,11 @@ class Node:
     gvnic: int = 0  # gVNIC netdevs eth0.. (driver gve)
     net_libs: tuple | None = ()  # net plugins and libfabric the job maps (None: not scanned)
     efa_in_job: bool = True  # the job's container has the EFA devices' /dev/infiniband/uverbs*
+    eth_ports: tuple = ()  # port indexes that are Ethernet on an IB node (a GB200 tray's BlueField-3 ports)
+    eth_hca_type: str = "MT41692"  # the CA type of those ports (BlueField-3)
+    gds: tuple = ()  # port indexes of GPUDirect Storage HCAs under the GPUs' switches (PIX to GPUs 2k, 2k+1)
+    nic_numa: dict = field(default_factory=dict)  # nic index -> numa_node (default: 0 for the first 4, else 1)
+    switch_name: str | None = None  # lspci's name of the PCIe switch ports (None: the real Broadcom PEX890xx)
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -211,8 +216,17 @@ def _eth_netdev(i: int) -> str:
     return f"enp{int(NIC_BUSES[i], 16)}s0np0"
 
 
+def is_eth(node: Node, i: int) -> bool:
+    """Port i's link layer is Ethernet: a RoCE node, or an Ethernet port of an IB node (eth_ports)."""
+    return node.fabric == "roce" or i in node.eth_ports
+
+
+def hca_type(node: Node, i: int) -> str:
+    return node.eth_hca_type if i in node.eth_ports else node.hca_type
+
+
 def netdev(node: Node, i: int) -> str:
-    return _ib_netdev(i) if node.fabric == "ib" else _eth_netdev(i)
+    return _eth_netdev(i) if is_eth(node, i) else _ib_netdev(i)
 
 
 def lag_member(node: Node, i: int) -> str | None:
@@ -234,7 +248,7 @@ def _lag_files(node: Node, i: int) -> tuple[dict, dict]:
 
 def _gid_files(node: Node, i: int, port: str) -> dict:
     files = {}
-    if node.fabric == "ib":
+    if not is_eth(node, i):
         guid = f"58a2:e103:00a7:82{i:02x}"
         files[f"{port}/gids/0"] = f"fe80:0000:0000:0000:{guid}"
         files[f"{port}/gid_attrs/types/0"] = "IB/RoCE v1"
@@ -284,13 +298,13 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         bdf = f"0000:{NIC_BUSES[i]}:00.0"
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         files.update({
-            f"{IB}/{dev}/hca_type": node.hca_type, f"{IB}/{dev}/fw_ver": node.fw_ver,
+            f"{IB}/{dev}/hca_type": hca_type(node, i), f"{IB}/{dev}/fw_ver": node.fw_ver,
             f"{IB}/{dev}/board_id": "MT_0000000838", f"{IB}/{dev}/node_type": "1: CA",
             f"{port}/state": state, f"{port}/phys_state": phys,
             f"{port}/rate": node.rate.get(i, node.base_rate),
-            f"{port}/link_layer": "InfiniBand" if node.fabric == "ib" else "Ethernet",
-            f"{port}/lid": f"0x{128 + i:x}" if node.fabric == "ib" else "0x0",
-            f"{port}/sm_lid": "0x1" if node.fabric == "ib" else "0x0",
+            f"{port}/link_layer": "Ethernet" if is_eth(node, i) else "InfiniBand",
+            f"{port}/lid": "0x0" if is_eth(node, i) else f"0x{128 + i:x}",
+            f"{port}/sm_lid": "0x0" if is_eth(node, i) else "0x1",
             f"{IB}/{dev}/device/net/{netdev(node, i)}/ifindex": str(4 + i),
             f"{IB}/{dev}/tc/1/traffic_class": "" if node.global_tclass is None else f"Global tclass={node.global_tclass}\n",
         })
@@ -304,13 +318,13 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"{PCI}/{bdf}/vendor": "0x14e4" if node.driver == "bnxt" else "0x15b3", f"{PCI}/{bdf}/class": "0x020700",
             f"{PCI}/{bdf}/current_link_speed": f"{node.nic_gts}.0 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
             f"{PCI}/{bdf}/current_link_width": str(width), f"{PCI}/{bdf}/max_link_width": "16",
-            f"{PCI}/{bdf}/numa_node": "0" if i < 4 else "1",
+            f"{PCI}/{bdf}/numa_node": str(node.nic_numa.get(i, 0 if i < 4 else 1)),
         })
         nd = netdev(node, i)
         files.update({
-            f"/sys/class/net/{nd}/mtu": "4092" if node.fabric == "ib" else str(node.netdev_mtu),
-            f"/sys/class/net/{nd}/speed": "-1" if node.fabric == "ib" else str(node.eth_speed_mbps),
-            f"/sys/class/net/{nd}/operstate": "down" if node.fabric == "ib" else "up",
+            f"/sys/class/net/{nd}/mtu": str(node.netdev_mtu) if is_eth(node, i) else "4092",
+            f"/sys/class/net/{nd}/speed": str(node.eth_speed_mbps) if is_eth(node, i) else "-1",
+            f"/sys/class/net/{nd}/operstate": "up" if is_eth(node, i) else "down",
         })
         if lag_member(node, i):
             lag_files, lag_links = _lag_files(node, i)

@@ -20,9 +20,9 @@ def ibstat(node: "N.Node") -> str:
     for i in range(node.ports):
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         rate = node.rate.get(i, node.base_rate).split()[0]
-        roce = node.fabric == "roce"
+        roce = N.is_eth(node, i)
         out += [
-            f"CA '{N.device(node, i)}'", f"\tCA type: {node.hca_type}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
+            f"CA '{N.device(node, i)}'", f"\tCA type: {N.hca_type(node, i)}", "\tNumber of ports: 1", f"\tFirmware version: {node.fw_ver}",
             "\tHardware version: 0", f"\tNode GUID: 0x58a2e10300a782{i:02x}", f"\tSystem image GUID: 0x58a2e10300a782{i:02x}",
             "\tPort 1:", f"\t\tState: {state.split(': ')[1].capitalize()}", f"\t\tPhysical state: {phys.split(': ')[1]}",
             f"\t\tRate: {rate}", f"\t\tBase lid: {0 if roce else 128 + i}", "\t\tLMC: 0", f"\t\tSM lid: {0 if roce else 1}",
@@ -34,10 +34,10 @@ def ibstat(node: "N.Node") -> str:
 
 
 def ibv_devinfo(node: "N.Node") -> str:
-    roce = node.fabric == "roce"
-    active_mtu = ("4096 (5)" if node.netdev_mtu >= 4200 else "1024 (3)") if roce else node.active_mtu
     out = []
     for i in range(node.ports):
+        roce = N.is_eth(node, i)
+        active_mtu = ("4096 (5)" if node.netdev_mtu >= 4200 else "1024 (3)") if roce else node.active_mtu
         state, _ = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
         st = "PORT_ACTIVE (4)" if "ACTIVE" in state else "PORT_DOWN (1)" if "DOWN" in state else "PORT_INIT (2)"
         out += [
@@ -201,6 +201,8 @@ def lspci_vvv(node) -> str:
     from tests.scenarios.nodes import NIC_BUSES
 
     port = reference("lspci-vvv-pex890xx-switch-port-acs-off.txt").rstrip("\n")
+    if node.switch_name:  # another vendor's switch (the real name of the reference's PMC-Sierra bridge)
+        port = port.replace("Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)", node.switch_name, 1)
     blocks = [port + "\n"]
     if node.acs_idle_bridge:  # the real redirecting bridge: bus 83 below it holds no GPU or NIC
         blocks.append(reference("lspci-vvv-bridge-acs-redirect-on.txt"))
@@ -221,6 +223,8 @@ def lspci_vvv(node) -> str:
         blocks.append(up.replace("Speed 32GT/s, Width x16", f"Speed {node.slot_gts}GT/s, Width x16", 1).replace(_ACS_OFF, acs) + "\n")
         width = node.pci_width.get(i, 16)
         entry = nic.replace("1a:00.0 ", f"{bus}:00.0 ", 1)
+        if i in node.nic_numa:  # the NUMA node sysfs gives the NIC (lspci prints the same numa_node)
+            entry = entry.replace("\tNUMA node: 0", f"\tNUMA node: {node.nic_numa[i]}", 1)
         if width != 16:
             entry = entry.replace("Width x16 (ok)", f"Width x{width} (downgraded)")
         if node.nic_gts != 32:
@@ -257,6 +261,46 @@ def topo_remote_nics() -> str:
     """NICs 4-7 absent: GPUs 4-7 reach a NIC only across the CPU interconnect (SYS)."""
     return _topo(8, 4, lambda g, n: "PIX" if g == n else "NODE" if g < 4 else "SYS",
                  lambda g: ("0-47,96-143", "0") if g < 4 else ("48-95,144-191", "1"))
+
+
+def topo_gds(node: "N.Node") -> str:
+    """An HGX with GPUDirect Storage HCAs: each compute NIC PIX to its GPU, storage HCA k (node.gds)
+    under the PCIe switch of GPUs 2k and 2k+1, PIX to both (GDS design guide: storage NICs near the GPUs)."""
+    storage = {n: k for k, n in enumerate(node.gds)}
+
+    def path(g, n):
+        if n in storage:
+            return "PIX" if g // 2 == storage[n] else "NODE" if (g < 4) == (storage[n] < 2) else "SYS"
+        return "PIX" if g == n else "NODE" if (g < 4) == (n < 4) else "SYS"
+
+    return _topo(node.gpus, node.ports, path, lambda g: ("0-55,112-167", "0") if g < 4 else ("56-111,168-223", "1"),
+                 {n: N.device(node, n) for n in range(node.ports)})
+
+
+def topo_pxb(gpus: int = 8) -> str:
+    """Each GPU's NIC two PCIe switches away (PXB): a GPU and its NIC under different switches below
+    one host bridge (nvidia-smi legend: "traversing multiple PCIe bridges")."""
+    return _topo(gpus, gpus, lambda g, n: "PXB" if g == n else "NODE" if (g < 4) == (n < 4) else "SYS",
+                 lambda g: ("0-47,96-143", "0") if g < 4 else ("48-95,144-191", "1"))
+
+
+def topo_gb200(nics: int = 8) -> str:
+    """A GB200 compute tray's nvidia-smi topo -m: 4 GPUs (NV18), every GPU-NIC cell SYS, two Grace
+    CPUs (affinity 0-71, 72-143) and a GPU NUMA ID per GPU, as a real tray prints it
+    (sgl-project/sglang#11208, driver 570.172.08, 6 NICs); 8 NICs here as the DGX GB200 user guide
+    lists them (4 ConnectX-7 + 2 dual-port BlueField-3)."""
+    names = [f"GPU{g}" for g in range(4)] + [f"NIC{n}" for n in range(nics)]
+    numa = {0: ("0-71", "0,3-9,11-17", "2"), 1: ("0-71", "0,3-9,11-17", "10"),
+            2: ("72-143", "1,19-25,27-33", "18"), 3: ("72-143", "1,19-25,27-33", "26")}
+    rows = ["\t" + "\t".join(names + ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for a in names:
+        cells = [" X " if a == b else "NV18" if a[:3] == b[:3] == "GPU" else "NODE" if a[:3] == b[:3] == "NIC"
+                 else "SYS" for b in names]
+        rows.append("\t".join([a, *cells, *(numa[int(a[3:])] if a.startswith("GPU") else ())]))
+    rows += ["", "Legend:", "", "  X    = Self", "  SYS  = Connection traversing PCIe as well as the SMP interconnect",
+             "  NV#  = Connection traversing a bonded set of # NVLinks", "", "NIC Legend:", ""]
+    rows += [f"  NIC{n}: mlx5_{n}" for n in range(nics)]
+    return "\n".join(rows) + "\n"
 
 
 def topo_vm(gpus: int = 8) -> str:
@@ -341,7 +385,7 @@ def peer_commands(node: "N.Node", later: bool) -> dict:
 
     commands = {}
     for i in range(node.ports):
-        if node.state.get(i, ("4: ACTIVE",))[0] != "4: ACTIVE":
+        if node.state.get(i, ("4: ACTIVE",))[0] != "4: ACTIVE" or N.is_eth(node, i):
             continue
         dev = N.device(node, i)
         local = ("-C", dev, "-P", "1")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from allreduce_doctor.domain import LOOPBACK_FIRST, admits_loopback, is_virtual_iface
 from allreduce_doctor.evidence.nccl import NcclLog
-from allreduce_doctor.probes.derive_env import p2p_forbidden
+from allreduce_doctor.nccl_rules import lists as nccl_lists
+from allreduce_doctor.nccl_rules.gdr import p2p_forbidden
 
 ROCE_VARS = ("NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE")
 INTERNAL_NETS = ("ib", "socket")
@@ -15,18 +16,9 @@ _NOTES = {"libibverbs_missing", "no_ib_device", "plugin_failed", "completion_flu
 _CONNECT_FAILURES = ("connect_refused", "connect_timeout", "connect_aborted", "no_route")
 
 
-def hca_selects(spec: str, port: str) -> bool:
-    """NCCL's list syntax for NCCL_IB_HCA: ^ excludes, = exact, else prefix; 'dev:port' items."""
-    exclude = spec.startswith("^")
-    body = spec.lstrip("^")
-    exact = body.startswith("=")
-    dev, _, num = port.partition("/")
-    hit = False
-    for item in (i.strip() for i in body.lstrip("=").split(",") if i.strip()):
-        want_dev, _, want_port = item.partition(":")
-        if (dev == want_dev if exact else dev.startswith(want_dev)) and (not want_port or want_port == num):
-            hit = True
-    return hit != exclude
+def hca_selects(spec: str, port: str, version=None) -> bool:
+    """Whether NCCL_IB_HCA takes the 'dev/port' port, read as the job's NCCL reads it (nccl_rules/lists.py)."""
+    return nccl_lists.selects_port(spec, port, version)
 
 
 def socket_ifaces(nccl: NcclLog, network: str, env: dict, scope: str | None = None) -> list[dict] | None:
@@ -130,7 +122,7 @@ def used_ports(nccl: NcclLog, rdma: dict, env: dict) -> set[str]:
             for n in names}
     spec = env.get("NCCL_IB_HCA")
     if not used and spec:
-        used = {p["name"] for p in rdma.get("ports", []) if hca_selects(spec, p["name"])}
+        used = {p["name"] for p in rdma.get("ports", []) if hca_selects(spec, p["name"], nccl.version)}
     return used
 
 
@@ -138,7 +130,7 @@ def p2p_hang(nccl: NcclLog, run: dict | None, where: str, env: dict) -> bool:
     """An intra-node nccl-tests run that listed its GPUs and never printed a result, no error."""
     if where != "intra" or not run or (run.get("ranks") or 0) < 2 or run["rows"] or run["completed"] or run["failures"]:
         return False
-    if p2p_forbidden(env):
+    if p2p_forbidden(env, nccl.version):
         return False
     return not any(e["blocking"] for k, e in nccl.errors.items() if k not in _NOTES)
 

@@ -9,6 +9,7 @@ from collections import Counter
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import signatures
 from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.nccl_rules import gdr as nccl_gdr
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.kernel import link_flaps
 from allreduce_doctor.probes.derive_job import TOPO_RANK
@@ -51,21 +52,23 @@ def _topology(block: dict) -> dict:
     same_cpus = len(gpus) > 1 and len({cpus.get(g) for g in gpus}) == 1
     return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
             "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
-            "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}), "source": block["where"]}
+            "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}, value.get("gpu_numa_id")), "source": block["where"]}
 
 
-def _gdr_out_of_reach(matrix: dict, legend: dict) -> list[dict]:
-    """GPUs whose nearest NIC is further than PXB: NCCL does not use GPUDirect RDMA for them unless
-    NCCL_NET_GDR_LEVEL allows it (graph/paths.cc ncclTopoCheckGdr: netGdrLevel = PATH_PXB,
-    "GPU Direct RDMA Disabled ... (distance > PXB)", v2.8.4-1..v2.30.7-1). nvidia-smi's PHB, NODE and
-    SYS all cross a host bridge or the CPU; NV# links join GPUs, not NICs."""
+def _gdr_out_of_reach(matrix: dict, legend: dict, grace: dict | None = None) -> list[dict]:
+    """GPUs whose nearest NIC is further than NCCL's default GDR level (PXB): NCCL does not use
+    GPUDirect RDMA for them unless NCCL_NET_GDR_LEVEL allows it (nccl_rules/gdr.py gdr_on_path;
+    graph/paths.cc ncclTopoCheckGdr, "GPU Direct RDMA Disabled ... (distance > PXB)", v2.8.4-1..v2.30.7-1).
+    nvidia-smi's PHB, NODE and SYS all cross a host bridge or the CPU; NV# links join GPUs, not NICs.
+    A Grace GPU (a GPU NUMA ID: C2C-attached) sees every NIC as SYS, yet NCCL >= 2.27 keeps GDR
+    through C2C (P2C): not judged here."""
     out, cells = [], set()
     for gpu, row in matrix.items():
         nics = {col: path for col, path in row.items() if col.startswith("NIC") or col in legend.values()}
-        if gpu.startswith("GPU") and nics:
+        if gpu.startswith("GPU") and nics and gpu not in (grace or {}):
             cells.update(nics.values())
             nearest = min(nics, key=lambda col: TOPO_RANK.get(nics[col], 9))
-            if TOPO_RANK.get(nics[nearest], 9) > TOPO_RANK["PXB"]:
+            if nccl_gdr.gdr_on_path(None, nics[nearest]) is False:
                 out.append({"gpu": gpu, "nic": legend.get(nearest, nearest), "path": nics[nearest]})
     # Every GPU-NIC cell PHB is how a VM shows its devices (vm_topology_hidden): no distance to judge.
     return [] if cells == {"PHB"} else out[:16]

@@ -12,10 +12,13 @@ import ipaddress
 import re
 from collections import Counter
 
-from allreduce_doctor.domain import busbw_verdict
+from allreduce_doctor.domain import NCCL_AUTO_GID_SINCE, busbw_verdict
 from allreduce_doctor.evidence import checks
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl import NcclLog, net_family
+from allreduce_doctor.nccl_rules import gdr as nccl_gdr
+from allreduce_doctor.nccl_rules.defaults import param_int
+from allreduce_doctor.nccl_rules.gid import gid_routable
 
 _MTU_ENUM = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # RDMA connection failures. ncclRemoteError ("remote process exited or there was a network error")
@@ -97,7 +100,7 @@ def nics(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     ports = [p for p in rdma.get("ports", []) if p["link_layer"] in (layer, None) and not p.get("layer_inferred")]
     hca = env.get("NCCL_IB_HCA")
     if hca:
-        ports = [p for p in ports if checks.hca_selects(hca, p["name"])]
+        ports = [p for p in ports if checks.hca_selects(hca, p["name"], nccl.version)]
     count, basis = None, None
     if used:
         count, basis = max(len(v) for v in used.values()), "nccl_log"
@@ -142,16 +145,19 @@ def gdr(nccl: NcclLog, env: dict, topology: dict | None = None) -> dict:
     pasted topology puts beyond NCCL's default GDR distance (log.host.topology.gdr_out_of_reach)."""
     nets = [t for t in nccl.transports if t.startswith("NET/") and not t.startswith("NET/Socket")]
     with_gdr = [t for t in nets if net_family(t)[1]]
-    level = str(env.get("NCCL_NET_GDR_LEVEL", "")).upper()
+    level = env.get("NCCL_NET_GDR_LEVEL")
+    # the level as ncclGetLevel reads it (case-sensitive names, old numbering): nccl_rules/gdr.py
+    forbids = level is not None and nccl_gdr.level_forbids_everywhere(level, nccl.version) is not None
+    default_level = level is None or nccl_gdr.user_level(level, nccl.version) is None  # ignored: NCCL's default
     state = "unknown"
     if with_gdr or nccl.gdr.get("enabled"):
         state = "partial" if (len(with_gdr) < len(nets) or nccl.gdr.get("disabled")) else "on"
-    elif nccl.gdr.get("disabled") or level in ("0", "LOC") or env.get("NCCL_IB_CUDA_SUPPORT") == "0" or nets:
+    elif nccl.gdr.get("disabled") or forbids or env.get("NCCL_IB_CUDA_SUPPORT") == "0" or nets:
         state = "off"
     return {"state": state, "net_transports": sorted(nets)[:16], "enabled_msgs": nccl.gdr.get("enabled", 0),
             "disabled_msgs": nccl.gdr.get("disabled", 0), "gdr_level": env.get("NCCL_NET_GDR_LEVEL"),
             "hosts_without": _hosts_without_gdr(nccl) if state == "partial" else [],
-            "out_of_reach": (topology or {}).get("gdr_out_of_reach", []) if state == "unknown" and not level else [],
+            "out_of_reach": (topology or {}).get("gdr_out_of_reach", []) if state == "unknown" and default_level else [],
             "topology_source": (topology or {}).get("source")}
 
 
@@ -169,7 +175,7 @@ def _hosts_without_gdr(nccl: NcclLog) -> list[str] | None:
 
 def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     raw = env.get("NCCL_IB_GID_INDEX")
-    index = int(raw) if raw is not None and str(raw).lstrip("-").isdigit() else None
+    index = param_int(raw)  # as NCCL_PARAM reads it (nccl_rules/defaults.py), the node side's reading too
     if index is None and nccl.qp_gid:
         index = nccl.qp_gid.most_common(1)[0][0]
     if index is not None and index < 0:
@@ -182,9 +188,8 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     if fab == "ib":
         out["verdict"] = "n/a"
     elif entries:
-        bad = any(e["kind"] in ("link_local", "empty") or e["version"] == 1 for e in entries)
-        good = all(e["kind"] in ("ipv4", "global") and e["version"] == 2 for e in entries)
-        out["verdict"] = "bad" if bad else "good" if good else "unknown"
+        routes = [gid_routable(e["kind"], e["version"]) for e in entries]
+        out["verdict"] = "bad" if False in routes else "good" if all(routes) else "unknown"
     elif any(g.lower().startswith("fe80") for g in local):
         out["verdict"] = "bad"
     elif index is not None and table:
@@ -206,7 +211,7 @@ def gid(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
         # NCCL picks the GID itself; which one depends on its version (index 0 before 2.21), so an
         # unknown version leaves the choice unknown (the log's `NCCL version` line decides it).
         version = _ver(nccl.version)
-        out["verdict"] = "unknown" if not version else "auto" if version >= (2, 21) else "default"
+        out["verdict"] = "unknown" if not version else "auto" if version >= NCCL_AUTO_GID_SINCE else "default"
     return out
 
 

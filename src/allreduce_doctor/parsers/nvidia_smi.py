@@ -51,6 +51,8 @@ def parse_nvidia_smi_topo(text: str) -> dict:
             out["cpu_affinity"][row] = extra[0]
         if len(extra) > 1:
             out["numa_affinity"][row] = extra[1]
+        if len(extra) > 2 and extra[2] != "N/A":  # the GPU's memory is a NUMA node: coherent C2C (Grace)
+            out.setdefault("gpu_numa_id", {})[row] = extra[2]
     if not devices or not out["matrix"]:
         raise fail(what, text)
     return out

@@ -10,9 +10,10 @@ from collections import Counter
 from typing import Callable
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import (derive_counters, derive_host, derive_job, derive_linkcap, derive_peer, derive_plugin,
-                                    derive_roce, pci_path)
+from allreduce_doctor.probes import (derive_counters, derive_gdr, derive_host, derive_job, derive_linkcap, derive_peer,
+                                    derive_plugin, derive_roce, derive_topo, pci_path)
 from allreduce_doctor.probes.derive_job import _prefix_filter
+from allreduce_doctor.probes.derive_job import _job_version
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
 Inputs = dict[str, Observation]
@@ -22,18 +23,52 @@ def _active(port: dict) -> bool:
     return (port.get("state") or {}).get("name") == "ACTIVE"
 
 
+_LAYER_FABRIC = {"InfiniBand": "ib", "Ethernet": "roce"}
+
+
 def node_fabric(inputs: Inputs) -> Observation:
-    """'ib' or 'roce' from the link layer of most active RDMA ports; 'none' without RDMA."""
+    """'ib' or 'roce': the link layer of the ports NCCL uses, never a vote the state of a port can
+    flip (a DGX GB200 tray has 4 ConnectX-7 IB ports and 2 dual-port BlueField-3 Ethernet, DGX GB200
+    user guide; one IB rail down must not make it RoCE). In order: the ports NCCL_IB_HCA selects,
+    the ports of NCCL's `NET/IB : Using` line, the NICs nearest the GPUs (nvidia-smi topo -m), else
+    the link layer most ports have, down ones included (a port's link layer does not change when it
+    goes down). 'none' without RDMA."""
     obs = inputs["rdma.ports"]
     if obs.status == NOT_APPLICABLE or (obs.status == OK and not obs.value):
         return Observation("", {"fabric": "none", "ib_ports": 0, "eth_ports": 0}, OK, reason="no RDMA devices")
     if (blocked := _blocked(inputs, "rdma.ports")) is not None:
         return blocked
     ports = obs.value
-    counted = Counter(p.get("link_layer") for p in ports if _active(p)) or Counter(p.get("link_layer") for p in ports)
+    counted = Counter(p.get("link_layer") for p in ports if _active(p))
     ib, eth = counted.get("InfiniBand", 0), counted.get("Ethernet", 0)
-    fabric = "ib" if ib >= eth and ib else "roce" if eth else "none"
-    return Observation("", {"fabric": fabric, "ib_ports": ib, "eth_ports": eth}, OK)
+    value = {"ib_ports": ib, "eth_ports": eth}
+    for source, chosen in _fabric_sources(inputs, ports):
+        layers = {p.get("link_layer") for p in chosen} - {None}
+        if len(layers) == 1 and (fabric := _LAYER_FABRIC.get(layers.pop())):
+            return Observation("", {"fabric": fabric, **value, "from": source}, OK, reason=f"fabric from {source}")
+    every = Counter(p.get("link_layer") for p in ports)
+    all_ib, all_eth = every.get("InfiniBand", 0), every.get("Ethernet", 0)
+    fabric = "ib" if all_ib >= all_eth and all_ib else "roce" if all_eth else "none"
+    source = "the link layer most RDMA ports have"
+    return Observation("", {"fabric": fabric, **value, "from": source}, OK, reason=f"fabric from {source}")
+
+
+def _fabric_sources(inputs: Inputs, ports: list[dict]):
+    """(source, ports) in the order that decides the fabric; a source that says nothing is skipped."""
+    env = inputs.get("nccl.env")
+    env_vars = (env.value or {}).get("vars") or {} if env is not None and env.status == OK else {}
+    version = inputs.get("nccl.version")
+    version = (version.value or {}).get("version") if version is not None and version.status == OK else None
+    hca = env_vars.get("NCCL_IB_HCA")
+    if hca:
+        chosen = _prefix_filter(hca, version)
+        yield f"NCCL_IB_HCA={hca}", [p for p in ports if chosen(str(p.get("device")), str(p.get("port")))]
+    from_log = _log_rails(inputs)
+    if from_log:
+        yield "NCCL's NET/IB : Using lines", [p for p in ports if p["name"] in from_log]
+    devices, why = derive_job.rail_devices(inputs, ports)
+    if devices:
+        yield "the NICs nearest the GPUs (nvidia-smi topo -m)", [p for p in ports if p.get("device") in devices]
 
 
 def nccl_env(inputs: Inputs) -> Observation:
@@ -90,7 +125,7 @@ def compute_ports(inputs: Inputs) -> Observation:
     if from_log is not None and {p["name"] for p in ports} & from_log:
         ports, source, known = [p for p in ports if p["name"] in from_log], "NCCL's NET/IB : Using lines", True
     elif hca:
-        selected = _prefix_filter(hca)
+        selected = _prefix_filter(hca, _job_version(inputs))
         ports, source, known = [p for p in ports if selected(str(p.get("device")), str(p.get("port")))], \
             f"NCCL_IB_HCA={hca}", True
     elif devices is not None:
@@ -230,6 +265,8 @@ DERIVATIONS: dict[str, Callable[[Inputs], Observation]] = {
     "pci_acs": pci_acs,
 }
 DERIVATIONS.update(derive_job.DERIVATIONS)  # the job/topology derivations
+DERIVATIONS.update(derive_topo.DERIVATIONS)  # each GPU's closest NIC, VM or not
+DERIVATIONS.update(derive_gdr.DERIVATIONS)  # GPUDirect RDMA: peermem, DMA-BUF, NCCL_NET_GDR_LEVEL on the real paths
 DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priority
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)
 DERIVATIONS.update(derive_peer.DERIVATIONS)  # the switch side of each IB link

@@ -4,6 +4,8 @@ Registered into derive.DERIVATIONS through derive_roce.py."""
 from __future__ import annotations
 
 from allreduce_doctor.domain import NCCL_AUTO_GID_SINCE, nccl_addr_range, nccl_auto_gid, nccl_range_matches, version_tuple
+from allreduce_doctor.nccl_rules.defaults import param_int
+from allreduce_doctor.nccl_rules.gid import gid_routable
 from allreduce_doctor.observations import NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
@@ -104,20 +106,18 @@ def gid_choice(inputs: Inputs) -> Observation:
         if port.get("link_layer") != "Ethernet":
             continue
         entries = by_port.get(port["name"], [])
-        good = [e for e in entries if e.get("version") == 2 and e.get("kind") in ("ipv4", "global")]
+        good = [e for e in entries if gid_routable(e.get("kind"), e.get("version"))]
         best = next((e for e in good if e["kind"] == "ipv4"), good[0] if good else None)
         choice = {"name": port["name"], "port": port["name"], "pinned": pinned, "recommended_index": best["index"] if best else None}
-        if pinned is None or str(pinned).strip() in ("", "-1"):
+        read = param_int(pinned)  # NCCL_PARAM: strtoll base 0, an empty value keeps the default
+        if read is None or read < 0:  # ncclIbGetGidIndex: "if (*gidIndex >= 0)" pins it (v2.21.5-1..v2.30.7-1)
             idx, how, ranged = _auto_gid(entries, env_vars, version)
             choice.update(mode="auto", how=how, nccl_version=version, **ranged)
         else:
-            try:
-                idx = int(str(pinned).strip())
-            except ValueError:
-                idx = None
+            idx = read
             choice.update(mode="pinned")
         entry = next((e for e in entries if e["index"] == idx), None)
-        routable = bool(entry and entry.get("version") == 2 and entry.get("kind") in ("ipv4", "global"))
+        routable = bool(entry and gid_routable(entry.get("kind"), entry.get("version")))
         # a table not read, or the chosen entry unreadable, decides nothing (a bundle's damage, a read error)
         unknown = port["name"] in unread_ports or bool(entry and entry.get("unread")) \
             or (choice["mode"] == "auto" and any(e.get("unread") for e in entries))

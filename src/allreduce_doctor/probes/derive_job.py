@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from allreduce_doctor.domain import KERNEL_DMABUF_SINCE, NCCL_DMABUF_SINCE, is_virtual_iface, version_tuple
-from allreduce_doctor.probes.derive_env import IB_TRANSPORT_VARS, gdr_level_forbids, ib_overrides
+from allreduce_doctor.domain import is_virtual_iface
+from allreduce_doctor.nccl_rules import lists as nccl_lists
+from allreduce_doctor.probes.derive_env import IB_TRANSPORT_VARS, ib_overrides
 from allreduce_doctor.site import declared
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
@@ -16,7 +17,6 @@ from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Ob
 Inputs = dict[str, Observation]
 
 TOPO_RANK = {"X": -1, "NV": 0, "PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
-VIRTUAL_VENDORS = ("qemu", "microsoft", "amazon ec2", "google", "vmware", "xen", "openstack", "kvm")
 
 
 def blocked_input(inputs: Inputs, *facts: str) -> Observation | None:
@@ -46,41 +46,46 @@ def _known_job(inputs: Inputs, *names: str) -> bool:
     return env is not None and (env.get("job_found") or any(n in env.get("vars", {}) for n in names))
 
 
-def _prefix_filter(spec: str):
-    """NCCL's list syntax for NCCL_IB_HCA / NCCL_SOCKET_IFNAME: ^ excludes, = exact, else prefix."""
-    exclude = spec.startswith("^")
-    body = spec.lstrip("^")
-    exact = body.startswith("=")
-    items = [i.strip() for i in body.lstrip("=").split(",") if i.strip()]
+def _prefix_filter(spec: str, version=None):
+    """NCCL's list syntax for NCCL_IB_HCA / NCCL_SOCKET_IFNAME at the job's version (nccl_rules/lists.py)."""
+    parsed = nccl_lists.parse(spec, version)
 
     def selected(name: str, port: str = "") -> bool:
-        hit = False
-        for item in items:
-            dev, _, want_port = item.partition(":")
-            if (name == dev if exact else name.startswith(dev)) and (not want_port or want_port == port):
-                hit = True
-        return hit != exclude
+        return parsed.selects(name, port or None)
 
     return selected
 
 
-def rail_devices(inputs: Inputs, layer_ports: list[dict]) -> tuple[set[str] | None, str]:
-    """The HCAs the GPUs are wired to: each GPU's PIX/PXB NIC in `nvidia-smi topo -m` (NCCL
-    pairs a GPU with the NIC under its PCIe switch, src/graph/paths.cc). (None, why) when the
-    topology does not say. Storage and in-band cards of the same model (DGX H100's two dual-port
-    ConnectX-7s, DGX user guide 1.2.3) hang off the CPU's root ports, NODE or SYS from every GPU."""
+def rail_groups(inputs: Inputs, layer_ports: list[dict]) -> tuple[list[set[str]] | None, str]:
+    """Per GPU, the NICs closest to it in `nvidia-smi topo -m` when they are PIX or PXB: NCCL pairs a
+    GPU with its nearest NIC (src/graph/paths.cc, search.cc ncclTopoSelectNets by path type). A GPU's
+    rail is one of its closest NICs, not every NIC near it: GPUDirect Storage puts storage HCAs
+    under the GPUs' PCIe switches (GDS design guide), a PXB one is never a rail where a PIX one is.
+    Storage cards on the CPU's root ports (DGX H100) are NODE or SYS from every GPU. (None, why)
+    when the topology does not say."""
     topo = inputs.get("gpu.topo")
     if topo is None or topo.status != OK or not isinstance(topo.value, dict):
         return None, "no GPU topology (nvidia-smi topo -m)"
     legend = topo.value.get("nic_legend") or {}
-    devices = set()
-    for name, row in (topo.value.get("matrix") or {}).items():
-        if name.startswith("GPU"):
-            devices.update(legend.get(nic, nic) for nic, path in row.items() if path in ("PIX", "PXB"))
     known = {str(p.get("device")) for p in layer_ports}
-    if not devices & known:
+    groups = []
+    for name, row in (topo.value.get("matrix") or {}).items():
+        if not name.startswith("GPU"):
+            continue
+        near = {legend.get(nic, nic): path for nic, path in row.items() if path in ("PIX", "PXB")
+                and legend.get(nic, nic) in known}
+        if near:
+            best = min(TOPO_RANK[p] for p in near.values())
+            groups.append({dev for dev, path in near.items() if TOPO_RANK[path] == best})
+    if not groups:
         return None, "no GPU has a PIX/PXB NIC in nvidia-smi topo -m"
-    return devices & known, "GPU affinity (the PIX/PXB NIC of each GPU in nvidia-smi topo -m)"
+    return groups, "GPU affinity (the closest PIX/PXB NIC of each GPU in nvidia-smi topo -m)"
+
+
+def rail_devices(inputs: Inputs, layer_ports: list[dict]) -> tuple[set[str] | None, str]:
+    """The HCAs the GPUs are wired to: the union of each GPU's closest NICs (rail_groups)."""
+    groups, why = rail_groups(inputs, layer_ports)
+    return (None, why) if groups is None else (set().union(*groups), why)
 
 
 def model_rails(layer_ports: list[dict]) -> set[str]:
@@ -96,30 +101,42 @@ def _state_name(port: dict) -> str:
 
 
 def hca_selection(inputs: Inputs) -> Observation:
-    """Which ports NCCL_IB_HCA selects; rails it leaves out; ports of another kind it takes in.
-    The rails come from GPU affinity; without it a rail left out is unknown, not a fault."""
+    """Which ports NCCL_IB_HCA selects (read as the job's NCCL reads it); rails it leaves out; ports
+    of another kind it takes in. A rail is left out when a GPU loses every one of its closest NICs
+    (rail_groups); without the topology a rail left out is unknown, not a fault."""
     ports_obs, fabric_obs = inputs["rdma.ports"], inputs["node.fabric"]
     if ports_obs.status != OK or fabric_obs.status != OK or _env(inputs) is None:
         return Observation("", None, MISSING, reason="ports or the job's environment not observed")
     spec = _vars(inputs).get("NCCL_IB_HCA", "")
+    version = _job_version(inputs)
     layer = {"ib": "InfiniBand", "roce": "Ethernet"}.get(fabric_obs.value.get("fabric"))
     ports = ports_obs.value
     layer_ports = [p for p in ports if p.get("link_layer") == layer]
-    devices, why = rail_devices(inputs, layer_ports)
-    if devices is None:
+    groups, why = rail_groups(inputs, layer_ports)
+    if groups is None:
         rail_names, source = model_rails(layer_ports), f"the most common HCA model ({why})"
     else:
+        devices = set().union(*groups)
         rail_names, source = {p["name"] for p in layer_ports if p.get("device") in devices}, why
     not_rails = [f"{p['name']} ({_state_name(p)})" for p in layer_ports if p["name"] not in rail_names]
     value = {"hca": spec or None, "rails": sorted(rail_names), "rails_from": source, "not_rails": not_rails}
     if not spec:
         return Observation("", dict(value, selected=sorted(rail_names), left_out=[], foreign=[], problem=False), OK)
-    choose = _prefix_filter(spec)
+    if nccl_lists.grammar(version) is None and nccl_lists.depends_on_version(spec):
+        return Observation("", None, MISSING, reason=f"NCCL_IB_HCA={spec} has an empty port field: port 0 (no port) "
+                           "before NCCL 2.30.7, every port from it (src/misc/utils.cc parseStringList), and the "
+                           "job's NCCL version is not known")
+    choose = _prefix_filter(spec, version)
     selected = [p for p in ports if choose(str(p.get("device")), str(p.get("port")))]
-    left_out = sorted(n for n in rail_names if n not in {p["name"] for p in selected})
+    chosen = {p["name"] for p in selected}
+    if groups is None:
+        left_out = sorted(n for n in rail_names if n not in chosen)
+    else:  # a GPU keeps its rail while NCCL takes any of its closest NICs
+        lost = [g for g in groups if not any(p.get("device") in g and p["name"] in chosen for p in layer_ports)]
+        left_out = sorted({p["name"] for g in lost for p in layer_ports if p.get("device") in g})
     # A port whose link layer was not seen (a truncated paste) is neither a rail nor foreign.
     foreign = sorted(p["name"] for p in selected if p["name"] not in rail_names and p.get("link_layer") is not None)
-    problem = True if foreign or not selected else (None if left_out and devices is None else bool(left_out))
+    problem = True if foreign or not selected else (None if left_out and groups is None else bool(left_out))
     value.update(selected=[p["name"] for p in selected], left_out=left_out, foreign=foreign, problem=problem)
     reason = f"rails from {source}" + ("; a port left out may be a storage port" if problem is None else "")
     return Observation("", value, OK, reason=reason)
@@ -203,36 +220,6 @@ def _rank(path: str) -> int:
     return TOPO_RANK["NV"] if path.startswith("NV") else TOPO_RANK.get(path, 9)
 
 
-def gpu_nic_paths(inputs: Inputs) -> Observation:
-    """Per GPU: its closest NIC and the path (PIX best, SYS worst); whether the node is a VM."""
-    gpus_obs = inputs.get("pci.gpus")
-    if gpus_obs is not None and gpus_obs.status in (OK, NOT_APPLICABLE) and not gpus_obs.value:
-        return Observation("", {"gpus": [], "all_phb": False, "virtual": None}, NOT_APPLICABLE,
-                           reason="no NVIDIA GPUs")
-    topo = inputs["gpu.topo"]
-    if topo.status != OK or not isinstance(topo.value, dict):
-        status = topo.status if topo.status != OK else MISSING
-        return Observation("", None, status, reason=f"gpu.topo: {topo.reason or 'not parsed'}")
-    matrix = topo.value.get("matrix") or {}
-    legend = topo.value.get("nic_legend") or {}
-    dmi = inputs["node.dmi"].value if inputs["node.dmi"].status == OK else {}
-    vendor = f"{(dmi or {}).get('sys_vendor') or ''} {(dmi or {}).get('product_name') or ''}".lower()
-    virtual = any(v in vendor for v in VIRTUAL_VENDORS) if dmi else None
-    gpus = []
-    for name, row in matrix.items():
-        if not name.startswith("GPU"):
-            continue
-        nics = {k: v for k, v in row.items() if k.startswith(("NIC", "mlx")) or k in legend.values()}
-        if not nics:
-            continue
-        best = min(nics, key=lambda k: _rank(nics[k]))
-        gpus.append({"name": name, "best_nic": legend.get(best, best), "best_path": nics[best]})
-    if not gpus:
-        return Observation("", [], NOT_APPLICABLE, reason="no GPU-NIC pairs in the topology")
-    all_phb = all(g["best_path"] == "PHB" for g in gpus)
-    return Observation("", {"gpus": gpus, "all_phb": all_phb, "virtual": virtual}, OK)
-
-
 def expected_busbw(inputs: Inputs) -> Observation:
     """NICs in use x line rate in GB/s (what all-reduce busbw can reach), and the measured value."""
     ports = inputs["rdma.compute_ports"]
@@ -269,42 +256,6 @@ def nccl_version(inputs: Inputs) -> Observation:
     cut = [p["maps_cut"] for p in listed if isinstance(p, dict) and p.get("maps_cut")]
     return Observation("", None, MISSING, reason="no NCCL version: no job maps a versioned libnccl and no log says it"
                        + (f" (not every job's maps was scanned: {cut[0]})" if cut else ""))
-
-
-def _at_least(version, since: tuple) -> bool | None:
-    parsed = version_tuple(version)
-    return None if parsed is None else parsed >= since
-
-
-def gpudirect(inputs: Inputs) -> Observation:
-    """Whether NCCL can register GPU memory with the NIC: nvidia_peermem, or DMA-BUF (NCCL >= 2.13,
-    NCCL_DMABUF_ENABLE not 0, Linux >= 5.12, the NVIDIA open kernel module; domain.py). `usable`
-    is None when a condition of DMA-BUF is unknown and peermem is not loaded."""
-    peermem_obs = inputs["gpu.peermem"]
-    peermem = peermem_obs.value if peermem_obs.status == OK else None
-    log = inputs["log.nccl"].value if inputs["log.nccl"].status == OK and isinstance(inputs["log.nccl"].value, dict) else {}
-    if any("GDRDMA" in str(t) for t in log.get("transports") or []):
-        return Observation("", {"usable": True, "peermem": peermem, "dmabuf": None, "why": "the log shows NET/.../GDRDMA"}, OK)
-    forbidden = gdr_level_forbids(_vars(inputs))
-    if forbidden:
-        return Observation("", {"usable": False, "peermem": peermem, "dmabuf": None, "why": forbidden}, OK, reason=forbidden)
-    version = _job_version(inputs)
-    ident = inputs["node.identity"].value if inputs["node.identity"].status == OK else {}
-    driver = inputs["gpu.driver"]
-    checks = {
-        "NCCL >= 2.13": _at_least(version, NCCL_DMABUF_SINCE),
-        "NCCL_DMABUF_ENABLE not 0": None if _env(inputs) is None else _vars(inputs).get("NCCL_DMABUF_ENABLE", "1").strip() != "0",
-        "Linux >= 5.12": _at_least((ident or {}).get("kernel"), KERNEL_DMABUF_SINCE),
-        "NVIDIA open kernel module": "open kernel module" in str(driver.value).lower() if driver.status == OK else None,
-    }
-    failed = [name for name, ok in checks.items() if ok is False]
-    dmabuf = False if failed else (None if None in checks.values() else True)
-    unknown = [name for name, ok in checks.items() if ok is None]
-    why = (f"DMA-BUF not usable: {', '.join(failed)} fails" if failed else
-           f"DMA-BUF unknown: {', '.join(unknown)} not known" if unknown else "DMA-BUF usable")
-    usable = True if peermem or dmabuf else (False if peermem is False and dmabuf is False else None)
-    return Observation("", {"usable": usable, "peermem": peermem, "dmabuf": dmabuf, "checks": checks,
-                            "nccl_version": version, "why": why}, OK, reason=why)
 
 
 def site_policy(inputs: Inputs) -> Observation:
@@ -379,10 +330,8 @@ DERIVATIONS = {
     "hca_selection": hca_selection,
     "socket_ifname": socket_ifname,
     "nccl_tuning": nccl_tuning,
-    "gpu_nic_paths": gpu_nic_paths,
     "expected_busbw": expected_busbw,
     "nccl_version": nccl_version,
-    "gpudirect": gpudirect,
     "site_policy": site_policy,
     "pci_links": pci_links,
     "iommu_mode": iommu_mode,
