@@ -136,7 +136,7 @@ def test_nccls_own_connect_failures_keep_their_kind(line, kind):
 
 def test_c10d_rendezvous_socket_errors_are_the_rendezvous_retrying():
     # PyTorch torch/csrc/distributed/c10d/socket.cpp (the TCPStore client): one address's errno, which c10d retries
-    # (dev10: the rendezvous, not NCCL's sockets; test_dev10_c10d.py)
+    # (dev10: the rendezvous, not NCCL's sockets; test_c10d_rendezvous.py)
     line = ("[W1218 20:27:21.426415540 socket.cpp:752] [c10d] The client socket has failed to connect to "
             "[node-1]:29500 (errno: 111 - Connection refused).")
     assert signatures.match(line).kind == "c10d_store_retry"

@@ -310,7 +310,7 @@ def test_an_nvls_fallback_is_a_slow_job_s_fabric_manager_candidate(tmp_path):
             "node-a:4242:4301 [0] NCCL INFO Using network IB\n")
     rc, d, path = diagnose_json(tmp_path, text, "--symptom", "slow")
     assert rc == 1 and d["verdict"] == "fault" and _errors(d)["nvls_fallback"]["blocking"] is False
-    # dev10: the runbook's NVLS step reads the fallback as the bind failure it is (test_dev10_nvls.py).
+    # dev10: the runbook's NVLS step reads the fallback as the bind failure it is (test_nvls_lines.py).
     assert _ranked(d) == [("fabric_manager_not_ready", "high"), ("nvlink_degraded", "low")]
     assert d["findings"][1]["supporting"] == [f"{path}:2: {FALLBACKS[2][0].removeprefix('NCCL INFO ')}"]
 
