@@ -1,4 +1,4 @@
-"""The facts behind the ids added beyond CAUSES.md (docs/causes-added.md) that a scenario alone does
+"""The facts behind the ids added beyond docs/causes.md (docs/causes-added.md) that a scenario alone does
 not pin: which version lines count as a mismatch, and when failed TCP connects mean a filter."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RoCE settings the review found unjudged (shared/reviews/domain-2026-12.md MF-10, C-2, C-3 and the
+"""RoCE settings that were unjudged (issue 13: the PFC buffer map, the CNP priority, PCIe back-pressure, and the
 site's pfc_priority), at their edges: the declared priority, the PFC buffer map, the CNP priority,
 bnxt_re's congestion control, PCIe back-pressure before loss, and a LAG device's bond members."""
 
