@@ -137,8 +137,8 @@ def test_the_added_table_is_read_row_by_row():
 
 
 def test_healthy_ids():
-    assert HEALTHY_IDS == {"busbw_not_proven", "expected_hardware_limit", "no_fault_found"}
-    assert FAULT_IDS.isdisjoint(HEALTHY_IDS) and FAULT_IDS | HEALTHY_IDS == set(CAUSES)
+    assert {"busbw_not_proven", "expected_hardware_limit", "no_fault_found"} == HEALTHY_IDS
+    assert FAULT_IDS.isdisjoint(HEALTHY_IDS) and set(CAUSES) == FAULT_IDS | HEALTHY_IDS
     assert CAUSES["no_fault_found"].section == "No fault"
     assert CAUSES["wrong_gid_index"].section == "RoCE v2 branch"
     assert CAUSES["socket_fallback"].section == "Transport selection"

@@ -17,7 +17,8 @@ import select
 import stat
 import sys
 import time
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from allreduce_doctor.errors import DoctorError
 

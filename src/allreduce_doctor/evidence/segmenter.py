@@ -138,7 +138,7 @@ class Scanner:
         if path == STDIN:
             import tempfile  # only stdin is kept (and tempfile pulls in shutil and random)
 
-            copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)
+            copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)  # noqa: SIM115 (kept for a second read)
         try:
             reader = BlockReader(stream, name)
             for buf, start, end in reader:

@@ -73,8 +73,8 @@ def load_catalogue(path: Path | None = None) -> dict[str, CauseInfo]:
 
 def parse_catalogue(text: str, filename: str) -> dict[str, CauseInfo]:
     # YAML is imported here, not at the top: importing this module must stay cheap (--help).
-    from . import fields
     from ..yamlsrc import parse_yaml
+    from . import fields
 
     doc = parse_yaml(text, filename, RunbookError)
     if doc is None:

@@ -77,7 +77,7 @@ class Plan:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Plan":
+    def from_dict(cls, data: dict) -> Plan:
         steps = [Step(**s) for s in data.get("steps") or []]
         return cls(**{**data, "steps": steps})
 
