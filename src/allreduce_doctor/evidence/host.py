@@ -59,7 +59,8 @@ def _gdr_out_of_reach(matrix: dict, legend: dict) -> list[dict]:
     NCCL_NET_GDR_LEVEL allows it (graph/paths.cc ncclTopoCheckGdr: netGdrLevel = PATH_PXB,
     "GPU Direct RDMA Disabled ... (distance > PXB)", v2.8.4-1..v2.30.7-1). nvidia-smi's PHB, NODE and
     SYS all cross a host bridge or the CPU; NV# links join GPUs, not NICs."""
-    out, cells = [], set()
+    out: list = []
+    cells: set = set()
     for gpu, row in matrix.items():
         nics = {col: path for col, path in row.items() if col.startswith("NIC") or col in legend.values()}
         if gpu.startswith("GPU") and nics:

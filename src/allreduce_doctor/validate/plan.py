@@ -37,7 +37,8 @@ def parse_size(text: str, flag: str) -> int:
 
 def sizes(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
     """The message sizes nccl-tests steps through with -b/-e/-f."""
-    out, size = [], min_bytes
+    out: list[int] = []
+    size = min_bytes
     while size <= max_bytes and len(out) < 64:
         out.append(size)
         size *= factor
