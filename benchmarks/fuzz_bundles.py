@@ -160,8 +160,8 @@ def decided_by(doctor, base: Path, names: list[str], before: dict, work: Path, e
     """For an older bundle, which cannot vouch for its members: whether a decision reads what the
     mutation touched, asked of the diagnosis itself. The touched members are made unknown (deleted,
     their reads recorded as failed); the verdict of that copy differs from the base's exactly when
-    some step on the path needed one of them (unknown on the path is inconclusive, DESIGN.md's
-    truth rules): damaging then, inert (no decision reads it) otherwise. A dropped glob is its own
+    some step on the path needed one of them (unknown on the path is inconclusive,
+    docs/design-rules.md): damaging then, inert (no decision reads it) otherwise. A dropped glob is its own
     unknown copy (hosts/snapshot.py GlobNotRecorded): the mutated bundle is diagnosed as it is."""
     existing = [n for n in names if n in before]
     root = work / "unknown"

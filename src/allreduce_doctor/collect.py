@@ -7,15 +7,14 @@ import os
 from collections import Counter
 from pathlib import Path
 
+from allreduce_doctor.doctor import load_catalogue
 from allreduce_doctor.errors import DoctorError
-
 from allreduce_doctor.hosts.budget import OVER_BUDGET
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.observations import Observations
 from allreduce_doctor.probes.runner import ProbeRunner
 from allreduce_doctor.progress import stderr_progress
-from allreduce_doctor.doctor import load_catalogue
 
 
 def record(host, out: str, interval: float, progress=None) -> tuple[str, Observations]:

@@ -15,7 +15,6 @@ def session_from_args(args, interactive: bool = False):
     from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.progress import stderr_progress
     from allreduce_doctor.session import Options, Session, check_interval, parse_answers
-
     from allreduce_doctor.site import DEFAULT_SITE, load_site
 
     doctor = Doctor.load()

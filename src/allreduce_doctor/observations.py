@@ -40,7 +40,7 @@ class Observation:
         return as_plain(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Observation":
+    def from_dict(cls, data: dict) -> Observation:
         return cls(**{k: data.get(k) for k in cls.__dataclass_fields__ if k in data})
 
 

@@ -15,7 +15,8 @@ IDENTITY_KEYS = {"device", "port", "fw_ver", "hca_type", "pci_bdf", "netdev", "l
 # The attributes that decide a check, shown first so a cut line still names them: the port's rate
 # and its peers', the GID index with its GID, type and netdev, the priority with PFC and ECN.
 DECIDING_FIRST = ("rate_gbps", "expected_gbps", "width", "expected_width", "degraded", "state", "pinned", "index",
-                  "gid", "kind", "type", "ndev", "ndev_note", "addr_range", "range_matched", "recommended_index", "priority", "tc", "dscp", "trust",
+                  "gid", "kind", "type", "ndev", "ndev_note", "addr_range", "range_matched", "recommended_index",
+                  "priority", "tc", "dscp", "trust",
                   "pfc_on_priority", "ecn_on_priority", "measured", "expected", "ratio")
 
 

@@ -51,7 +51,8 @@ def _wrap(text: str, width: int) -> list[str] | None:
     if chunks is None or max(map(len, chunks)) > width:
         return None
     lines: list[str] = []
-    line, length = [], 0
+    line: list[str] = []
+    length = 0
     for chunk in chunks:
         if length + len(chunk) > width:
             lines.append("".join(line).rstrip(" "))

@@ -9,15 +9,16 @@ build Sessions here, from a Doctor and Options, never from a command line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from allreduce_doctor.busbw import summary as busbw_summary
 from allreduce_doctor.doctor import BRANCHES, Doctor
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.site import KEYS as SITE_KEYS, normalize as normalize_site
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import OK, Observation, Observations
-from allreduce_doctor.probes.runner import Progress, ProbeRunner
+from allreduce_doctor.probes.runner import ProbeRunner, Progress
+from allreduce_doctor.site import KEYS as SITE_KEYS
+from allreduce_doctor.site import normalize as normalize_site
 
 ANSWERS_FACT = "operator.answers"  # operator answers are evidence too: checks can read their values
 SITE_FACT = "site.declared"  # the site file's policy; nothing declared is a definite {}
@@ -197,7 +198,7 @@ class Session:
             "tool_version": __version__,
             "probe_catalogue": self.catalogue.digest,
             "runbook_hash": self.doctor.runbook_hash,
-            "diagnosed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "diagnosed_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "collected_at": (getattr(self.host, "manifest", None) or {}).get("created"),
             "versions": self._versions(ident.kernel),
             "needs_root": needs_root(self.observations),  # non-empty: the verdict is partial

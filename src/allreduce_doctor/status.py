@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import sys
 
+from allreduce_doctor.errors import DoctorError
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (7 ms of every --help)
 if TYPE_CHECKING:
-    from typing import Callable
-
-from allreduce_doctor.errors import DoctorError
+    from collections.abc import Callable
 
 EXIT_HEALTHY = 0
 EXIT_FAULT = 1

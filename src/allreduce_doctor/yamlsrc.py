@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.suggest import hint
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import yaml
-
-from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.suggest import hint
 
 MAX_BYTES = 2 * 1024 * 1024  # the shipped runbooks and probe files are under 100 KB together
 MAX_DEPTH = 64  # the shipped files nest 8 levels; the composer recurses once per level
@@ -72,7 +72,7 @@ class Location:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
-    def moved(self, line: int, col: int) -> "Location":
+    def moved(self, line: int, col: int) -> Location:
         return Location(self.file, line, col, self.path, self.error_cls)
 
     def error(self, message: str, suggestion: str | None = None) -> DoctorError:

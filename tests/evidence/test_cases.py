@@ -1,4 +1,4 @@
-"""The 12 real reports of ../shared/cases diagnose to the cause their threads established,
+"""The 12 real reports of tests/evidence/data/cases diagnose to the cause their threads established,
 through the real CLI path (diagnose --evidence FILE --format json)."""
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def test_rccl_warning_that_the_command_line_lacks_iommu_pt_names_the_iommu(tmp_p
 def test_a_dmabuf_registration_out_of_memory_names_the_buffers_not_the_memlock_limit(tmp_path):
     # ENOMEM from ibv_reg_dmabuf_mr: NCCL registers every channel's buffers (NCCL_BUFFSIZE); the kernel
     # counts no DMA-BUF page against RLIMIT_MEMLOCK (umem_dmabuf.c ib_umem_dmabuf_get), so the memlock
-    # limit is no candidate (ibv_reg_mr's ENOMEM is: tests/evidence/test_dev3a_rules.py).
+    # limit is no candidate (ibv_reg_mr's ENOMEM is: tests/evidence/test_memlock_registration.py).
     _, d = _diagnose(tmp_path, f"{P}misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error "
                                "Cannot allocate memory\n")
     assert [f["cause"] for f in d["findings"]] == ["nccl_tuning_override"]

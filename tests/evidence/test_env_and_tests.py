@@ -98,9 +98,9 @@ V1_HEADER = ("# Using devices\n"
              + "".join(f"#   Rank {r:2d} uses device {r:2d} [0x{5 + r:02x}] Tesla M40 24GB\n" for r in range(8))
              + "\n# " + " " * 10 + "  " + " " * 12 + "  " + " " * 6 + "  " + " " * 6
              + "        out-of-place                    in-place\n"
-             + "# %10s  %12s  %6s  %6s  %7s  %5s  %5s  %7s  %7s  %5s  %5s  %7s\n"
+             + "# %10s  %12s  %6s  %6s  %7s  %5s  %5s  %7s  %7s  %5s  %5s  %7s\n"  # noqa: UP031 (the C printf)
              % ("bytes", "N", "type", "op", "time", "algbw", "busbw", "res", "time", "algbw", "busbw", "res"))
-V1_ROWS = ("%12i  %12i  %6s  %6s  %7.3f  %5.2f  %5.2f  %7.0le  %7.3f  %5.2f  %5.2f  %7.0le\n"
+V1_ROWS = ("%12i  %12i  %6s  %6s  %7.3f  %5.2f  %5.2f  %7.0le  %7.3f  %5.2f  %5.2f  %7.0le\n"  # noqa: UP031 (the C printf)
            % (33554432, 33554432, "char", "sum", 5.391, 6.22, 10.89, 0.0, 5.362, 6.26, 10.95, 0.0)
            + "\n Out of bounds values : 0 OK\n Avg bus bandwidth    : 10.92 \n\n")
 

@@ -177,7 +177,7 @@ def test_reports_and_tickets_name_the_host(tmp_path, capsys):
     assert ticket["title"] == "ib_port_down on 1 of 2 nodes (gpu02): a compute port is not ACTIVE"
     assert ticket["fingerprint"] == fingerprint("ib_port_down", "ib", ["gpu02"])
     assert main(["diagnose", "--evidence", str(path), "--export", "github"]) == 1
-    assert f"| Nodes affected | 1 of 2 checked: gpu02 |" in capsys.readouterr().out
+    assert "| Nodes affected | 1 of 2 checked: gpu02 |" in capsys.readouterr().out
 
 
 def test_stdin_paste_of_several_hosts_reads_like_a_file(tmp_path):

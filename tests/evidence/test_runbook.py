@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from allreduce_doctor.cli import main
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.evidence.facts import RECOGNIZERS
 from allreduce_doctor.runbook.model import CauseLeaf, Check, HealthyLeaf
-from allreduce_doctor.doctor import Doctor
 
 CATALOGUE = Doctor.load().catalogue
 RUNBOOKS = Doctor.load().runbooks

@@ -68,7 +68,7 @@ class FakeTracker:
     def route(self, method: str, pattern: str, status: int, answer, headers: dict | None = None) -> None:
         self.routes.append(Route(method, pattern, status, answer, headers or {}))
 
-    def __enter__(self) -> "FakeTracker":
+    def __enter__(self) -> FakeTracker:
         self.thread.start()
         return self
 

@@ -9,7 +9,6 @@ import gzip
 import json
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS_DIR = ROOT / "tests" / "fixtures" / "scenarios"
 GOLDEN = Path(__file__).resolve().parent / "golden"

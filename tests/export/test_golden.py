@@ -13,6 +13,7 @@ import json
 import re
 
 import pytest
+
 from allreduce_doctor.export.jira_wiki import escape as jira_escape
 from allreduce_doctor.export.layout import CELL
 from allreduce_doctor.export.markdown import escape as md_escape

@@ -6,9 +6,9 @@ import copy
 import hashlib
 import json
 
-from allreduce_doctor.status import STEP_UNKNOWN
 from allreduce_doctor.export import render_export
 from allreduce_doctor.export.ticket import build_ticket, fingerprint
+from allreduce_doctor.status import STEP_UNKNOWN
 from tests.export.goldens import diagnose_bundle, stored_diagnosis
 
 

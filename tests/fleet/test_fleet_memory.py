@@ -87,8 +87,8 @@ def test_workers_hold_one_capped_bundle_each(tmp_path):
 
 def test_an_archive_bigger_than_the_cap_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
     """Not even opened as gzip: junk bytes would otherwise say 'truncated or corrupt archive'."""
-    from allreduce_doctor.hosts.snapshot import SnapshotHost
     from allreduce_doctor.errors import BundleError
+    from allreduce_doctor.hosts.snapshot import SnapshotHost
     from allreduce_doctor.snapshot import bundle as bundle_mod
 
     monkeypatch.setattr(bundle_mod, "_SLACK", 0)

@@ -10,11 +10,11 @@ import zipfile
 
 import pytest
 
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.fleet.collect import decode_frame, failure_reason
 from allreduce_doctor.fleet.payload import package_zip, remote_command, remote_script
 from allreduce_doctor.fleet.remote import REPLAY_ENV, NodeHost, frame
 from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import GID5
 

@@ -12,7 +12,6 @@ from allreduce_doctor.cli import main
 from allreduce_doctor.fleet.analyze import analyze
 from tests.fleet.conftest import FLEET, as_json, bundle, doctor, lay_out
 
-
 SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text())
 
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import ENV, FLEET, as_json, bundle, doctor
 from tests.fleet.sshd import GARBAGE

@@ -3,11 +3,11 @@ is inconclusive, duplicate hostnames are a warning."""
 
 from __future__ import annotations
 
+import json
+
 from allreduce_doctor.cli import main
 from allreduce_doctor.fleet.compare import compare_settings
 from tests.fleet.conftest import lay_out
-
-import json
 
 
 def fleet_json(capsys, folder) -> tuple[int, dict]:

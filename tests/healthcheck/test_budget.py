@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
+from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.observations import MISSING
 from allreduce_doctor.probes.execute import NOT_RUN as BUDGET_SPENT
 from allreduce_doctor.probes.runner import ProbeRunner
-from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from tests.healthcheck.conftest import bundle
 
 CATALOGUE = load_probe_catalogue()

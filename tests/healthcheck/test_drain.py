@@ -7,7 +7,7 @@ import pytest
 
 from allreduce_doctor.healthcheck.slurm_drain import NodeState, node_state
 from allreduce_doctor.hosts.live import LiveHost
-from tests.healthcheck.conftest import EXAMPLES, bundle, doctor, show_node
+from tests.healthcheck.conftest import EXAMPLES, doctor, show_node
 
 FAULTY = str(EXAMPLES / "roce-pfc-off.tar.gz")
 HEALTHY = str(EXAMPLES / "ib-healthy.tar.gz")

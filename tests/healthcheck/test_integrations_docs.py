@@ -13,10 +13,10 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from allreduce_doctor.cli import build_parser
+from allreduce_doctor.doctor import Doctor
+from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.metrics.port_rates import attach_run
 from allreduce_doctor.metrics.prometheus import render_prometheus
-from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.session import Options, Session
 from tests.healthcheck.conftest import ROOT, bundle
 

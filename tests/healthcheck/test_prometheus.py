@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.metrics.port_rates import PORT_METRICS, attach_run
 from allreduce_doctor.metrics.prometheus import render_prometheus, write_textfile
-from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.session import Options, Session
 from tests.healthcheck.conftest import EXAMPLES, SCENARIOS, bundle, doctor
 

@@ -14,7 +14,7 @@ import pytest
 from allreduce_doctor.export import FORMATS, render_export
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.recording import RecordingHost
-from allreduce_doctor.redact import keep_cmdline, redact_argv, filter_env
+from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv
 from tests.export.goldens import stored_diagnosis
 
 # Built from parts so no complete token sits in the repository.

@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from allreduce_doctor.cli import main
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.errors import RunbookError
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.resources import runbook_files
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.model import CauseLeaf, HealthyLeaf
-from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import GID5, lay_out
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from allreduce_doctor import collect as collect_module
 from allreduce_doctor.cli import main
 from allreduce_doctor.collect import record
+from allreduce_doctor.doctor import load_catalogue
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.probes.runner import ProbeRunner
-from allreduce_doctor.doctor import load_catalogue
 from tests.scenarios.build import SCENARIOS, fake_host
 from tests.scenarios.fakehost import FakeHost
 

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from allreduce_doctor.cli import COMMANDS, build_parser
-from allreduce_doctor.runbook import load_runbook_text
 from allreduce_doctor.doctor import load_catalogue
+from allreduce_doctor.runbook import load_runbook_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,11 +14,11 @@ import pytest
 
 from allreduce_doctor.cli import main
 from allreduce_doctor.doctor import Doctor, files_hash
-from allreduce_doctor.runbook.causes import catalogue_path
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.fleet.analyze import analyze
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.resources import runbook_files
+from allreduce_doctor.runbook.causes import catalogue_path
 from allreduce_doctor.runbook.diagnosis import Diagnosis
 from allreduce_doctor.session import Options, Session, parse_answers
 from tests.fleet.conftest import bundle, lay_out

@@ -11,9 +11,9 @@ import pytest
 
 from allreduce_doctor.cli import main
 from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_NOT_APPLICABLE
+from tests.integration.test_cli import bundle
 from tests.scenarios import nodes as N
 from tests.scenarios.build import record
-from tests.integration.test_cli import bundle
 
 
 @pytest.fixture(scope="module")

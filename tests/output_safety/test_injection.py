@@ -132,5 +132,5 @@ def test_adf_text_is_one_line_without_controls():
                 walk(v)
 
     walk(doc)
-    assert f"gpu\\u001b]0;pwned\\u0007\\u001b[2J NOTHING FOUND ON THIS NODE: no_fault_found" in texts
+    assert "gpu\\u001b]0;pwned\\u0007\\u001b[2J NOTHING FOUND ON THIS NODE: no_fault_found" in texts
     assert not any(RAW_CONTROL.search(t) or "\n" in t for t in texts)

@@ -9,8 +9,8 @@ import pytest
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.output import write_output
-from tests.fleet.test_fleet_snapshots import run_cli
 from tests.fleet.conftest import lay_out
+from tests.fleet.test_fleet_snapshots import run_cli
 
 
 def test_a_link_at_the_target_is_replaced_and_its_target_kept(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes.enumerate import Enumerator
 from allreduce_doctor.probes.execute import run_probe
-from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from tests.parsers.conftest import read_fixture
 from tests.scenarios.fakehost import FakeHost
 

@@ -9,8 +9,19 @@ from pathlib import Path
 import pytest
 
 from allreduce_doctor.probes import counter_names, rates
-from tests.probes.counter_inputs import (ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, IB_FIRST, IB_GROWTH, grown,
-                                         ib_port, outcome, reason, roce_port)
+from tests.probes.counter_inputs import (
+    ETH_FIRST,
+    ETH_GROWTH,
+    HW_FIRST,
+    HW_GROWTH,
+    IB_FIRST,
+    IB_GROWTH,
+    grown,
+    ib_port,
+    outcome,
+    reason,
+    roce_port,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 IDLE = "the window was idle (0.00% of line rate): re-run under load with `--interval 10` (mlx5_0/1)"

@@ -12,8 +12,20 @@ from hypothesis import strategies as st
 
 from allreduce_doctor.domain import IB_LINK_ERRORS, ROCE_TRANSPORT_LOSS
 from allreduce_doctor.probes.rates import IB_SATURATING_BITS
-from tests.probes.counter_inputs import (ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, IB_FIRST, IB_GROWTH, PEER_FIRST,
-                                         grown, ib_port, outcome, peer_port, roce_port)
+from tests.probes.counter_inputs import (
+    ETH_FIRST,
+    ETH_GROWTH,
+    HW_FIRST,
+    HW_GROWTH,
+    IB_FIRST,
+    IB_GROWTH,
+    PEER_FIRST,
+    grown,
+    ib_port,
+    outcome,
+    peer_port,
+    roce_port,
+)
 
 IB_READS = {"ib.link_errors": IB_LINK_ERRORS, "ib.discards": ("port_xmit_discards", "port_xmit_packets"),
             "ib.xmit_wait": ("port_xmit_wait",)}

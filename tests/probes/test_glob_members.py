@@ -3,9 +3,9 @@ left out, the two samples' comparison could not tell it from a counter this driv
 garbled `symbol_error` read as "no growth" on a node whose cable is failing."""
 
 from allreduce_doctor.doctor import load_catalogue
+from allreduce_doctor.probes.derive_counters import total
 from allreduce_doctor.probes.execute import run_instance
 from allreduce_doctor.probes.rates import compare
-from allreduce_doctor.probes.derive_counters import total
 from allreduce_doctor.records import FileResult
 from tests.snapshot.snapshot_helpers import FakeHost
 

@@ -1,18 +1,17 @@
-"""RoCE settings the review found unjudged (shared/reviews/domain-2026-12.md MF-10, C-2, C-3 and the
+"""RoCE settings that were unjudged (issue 13: the PFC buffer map, the CNP priority, PCIe back-pressure, and the
 site's pfc_priority), at their edges: the declared priority, the PFC buffer map, the CNP priority,
 bnxt_re's congestion control, PCIe back-pressure before loss, and a LAG device's bond members."""
 
 from __future__ import annotations
 
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.hosts.base import HostIdentity
 from allreduce_doctor.observations import MISSING, OK, Observation, Observations
 from allreduce_doctor.probes import derive_counters
 from allreduce_doctor.probes.derive_roce import roce_priority, roce_traffic
 from allreduce_doctor.probes.enumerate import Enumerator
-from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.runbook.walk import decide
-from tests.probes.counter_inputs import (ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, _RUNBOOKS, grown, outcome,
-                                         record, roce_port)
+from tests.probes.counter_inputs import _RUNBOOKS, ETH_FIRST, ETH_GROWTH, HW_FIRST, HW_GROWTH, grown, outcome, record, roce_port
 from tests.scenarios.fakehost import FakeHost
 
 MLNX_QOS = {"name": "eth0", "pfc_enabled": [3], "trust": "dscp", "dscp2prio": {},

@@ -7,9 +7,9 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.probes.runner import ProbeRunner
-from allreduce_doctor.doctor import load_catalogue as load_probe_catalogue
 from tests.scenarios.fakehost import FakeHost
 
 NETDEVS = 8

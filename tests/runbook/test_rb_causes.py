@@ -1,6 +1,6 @@
-"""The cause catalogue (runbooks/catalogue/causes.yaml): the ids of CAUSES.md, each with its texts once.
+"""The cause catalogue (runbooks/catalogue/causes.yaml): the ids of docs/causes.md, each with its texts once.
 
-CAUSES.md's rule is "add, never rename": every id of it stays in the catalogue, in its section;
+The public list's rule is "add, never rename": every id of docs/causes.md stays in the catalogue, in its section;
 an id beyond it is allowed only with its row in docs/causes-added.md (section, why, primary
 source, and a scenario that diagnoses to it). Catalogue errors are one located line, asserted
 word for word like the runbook loader's.
@@ -17,13 +17,12 @@ from allreduce_doctor.runbook import causes
 from allreduce_doctor.runbook.causes import CAUSES, FAULT_IDS, HEALTHY_IDS, load_catalogue, parse_catalogue
 from allreduce_doctor.runbook.model import OWNERS, SEVERITIES
 
-# The public list of ids sits beside the repository: <root>/../shared/CAUSES.md.
-CAUSES_MD = Path(__file__).resolve().parents[2] / ".." / "shared" / "CAUSES.md"
-needs_causes_md = pytest.mark.skipif(not CAUSES_MD.exists(), reason=f"{CAUSES_MD} is absent (no shared folder beside this checkout)")
+# The public list of ids, in the repository.
+CAUSES_MD = Path(__file__).resolve().parents[2] / "docs" / "causes.md"
 
 
 def _causes_md() -> dict[str, str]:
-    """id -> section heading (short form) from CAUSES.md."""
+    """id -> section heading (short form) from docs/causes.md."""
     ids, section = {}, ""
     for line in CAUSES_MD.read_text(encoding="utf-8").splitlines():
         if line.startswith("## "):
@@ -61,36 +60,35 @@ def _scenario_causes() -> dict[str, str]:
 def added_problems(catalogue: dict[str, str], public: dict[str, str], rows: dict[str, dict],
                    scenarios: dict[str, str]) -> list[str]:
     """What breaks the rule, one line each: `catalogue` and `public` map id -> section."""
-    problems = [f"{c}: a CAUSES.md id missing from the catalogue (never rename or drop one)"
+    problems = [f"{c}: a docs/causes.md id missing from the catalogue (never rename or drop one)"
                 for c in sorted(set(public) - set(catalogue))]
-    problems += [f"{c}: CAUSES.md puts it in '{public[c]}', the catalogue in '{catalogue[c]}'"
+    problems += [f"{c}: docs/causes.md puts it in '{public[c]}', the catalogue in '{catalogue[c]}'"
                  for c in sorted(set(public) & set(catalogue)) if public[c] != catalogue[c]]
     for c in sorted(set(catalogue) - set(public)):
         row = rows.get(c)
         if row is None:
-            problems.append(f"{c}: not in CAUSES.md and no row in docs/causes-added.md")
+            problems.append(f"{c}: not in docs/causes.md and no row in docs/causes-added.md")
             continue
         if row["section"] != catalogue[c]:
             problems.append(f"{c}: docs/causes-added.md says '{row['section']}', the catalogue '{catalogue[c]}'")
         if row["section"] not in set(public.values()):
-            problems.append(f"{c}: '{row['section']}' is no section of CAUSES.md")
+            problems.append(f"{c}: '{row['section']}' is no section of docs/causes.md")
         if not (row["why"] and row["source"]):
             problems.append(f"{c}: its row needs why and the primary source")
         if scenarios.get(row["scenario"]) != c:
             problems.append(f"{c}: scenario '{row['scenario']}' does not diagnose to it")
-    problems += [f"{c}: a row in docs/causes-added.md for an id the catalogue lacks or CAUSES.md already has"
+    problems += [f"{c}: a row in docs/causes-added.md for an id the catalogue lacks or docs/causes.md already has"
                  for c in sorted(set(rows) - (set(catalogue) - set(public)))]
     return problems
 
 
-@needs_causes_md
 def test_causes_md_ids_are_kept_and_added_ids_are_documented():
     catalogue = {c: info.section for c, info in CAUSES.items()}
     assert added_problems(catalogue, _causes_md(), _added_rows(ADDED_MD.read_text()), _scenario_causes()) == []
 
 
 def test_every_added_row_names_a_catalogue_id_and_a_scenario_of_it():
-    """Without CAUSES.md beside the checkout, the table still holds ids the catalogue has, with scenarios."""
+    """The added table holds only ids the catalogue has, each in its section, with a scenario of it."""
     rows, scenarios = _added_rows(ADDED_MD.read_text()), _scenario_causes()
     assert len(rows) >= 5
     for cause, row in rows.items():
@@ -102,11 +100,11 @@ PUBLIC = {"socket_fallback": "Transport selection", "no_fault_found": "No fault"
 ROW = {"section": "Transport selection", "why": "w", "source": "NVIDIA/nccl src/x.cc", "scenario": "s-new"}
 RULE_BREAKS = [
     ("a public id dropped", {"no_fault_found": "No fault"}, {}, {},
-     ["socket_fallback: a CAUSES.md id missing from the catalogue (never rename or drop one)"]),
+     ["socket_fallback: a docs/causes.md id missing from the catalogue (never rename or drop one)"]),
     ("a public id moved", {**PUBLIC, "socket_fallback": "No fault"}, {}, {},
-     ["socket_fallback: CAUSES.md puts it in 'Transport selection', the catalogue in 'No fault'"]),
+     ["socket_fallback: docs/causes.md puts it in 'Transport selection', the catalogue in 'No fault'"]),
     ("an added id without its row", {**PUBLIC, "new_id": "Transport selection"}, {}, {},
-     ["new_id: not in CAUSES.md and no row in docs/causes-added.md"]),
+     ["new_id: not in docs/causes.md and no row in docs/causes-added.md"]),
     ("an added id whose scenario names another cause", {**PUBLIC, "new_id": "Transport selection"},
      {"new_id": ROW}, {"s-new": "socket_fallback"}, ["new_id: scenario 's-new' does not diagnose to it"]),
     ("an added id without a scenario", {**PUBLIC, "new_id": "Transport selection"}, {"new_id": ROW}, {},
@@ -116,7 +114,7 @@ RULE_BREAKS = [
     ("a row without its source", {**PUBLIC, "new_id": "Transport selection"}, {"new_id": dict(ROW, source="")},
      {"s-new": "new_id"}, ["new_id: its row needs why and the primary source"]),
     ("a stale row", PUBLIC, {"gone": ROW}, {},
-     ["gone: a row in docs/causes-added.md for an id the catalogue lacks or CAUSES.md already has"]),
+     ["gone: a row in docs/causes-added.md for an id the catalogue lacks or docs/causes.md already has"]),
 ]
 
 
@@ -139,8 +137,8 @@ def test_the_added_table_is_read_row_by_row():
 
 
 def test_healthy_ids():
-    assert HEALTHY_IDS == {"busbw_not_proven", "expected_hardware_limit", "no_fault_found"}
-    assert FAULT_IDS.isdisjoint(HEALTHY_IDS) and FAULT_IDS | HEALTHY_IDS == set(CAUSES)
+    assert {"busbw_not_proven", "expected_hardware_limit", "no_fault_found"} == HEALTHY_IDS
+    assert FAULT_IDS.isdisjoint(HEALTHY_IDS) and set(CAUSES) == FAULT_IDS | HEALTHY_IDS
     assert CAUSES["no_fault_found"].section == "No fault"
     assert CAUSES["wrong_gid_index"].section == "RoCE v2 branch"
     assert CAUSES["socket_fallback"].section == "Transport selection"

@@ -247,7 +247,7 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-idle": N.Node("roce", traffic=False),
     "ib-hdr-200g": N.Node("ib", hca_type="MT4123", fw_ver="20.39.1002", base_rate="200 Gb/sec (4X HDR)"),
     "no-gpus": N.Node("ib", gpus=0, peermem=False),
-    # production layouts that are healthy (issue 13; shared/reviews/domain-2026-12.md)
+    # production layouts that are healthy (issue 13)
     "dgx-h100-storage-rails": dgx_h100(env=DGX_HCA),
     "dgx-h100-storage-rails-no-job": dgx_h100(job=False),
     "roce-bluefield3": N.Node("roce", **BF3),
@@ -286,7 +286,7 @@ SCENARIOS: dict[str, N.Node] = {
     "roce-gid-on-vlan": N.Node("roce", gid_vlan=ALL_PORTS),
     "roce-gid-addr-range": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "10.0.0.0/16"}),
     "roce-gid-addr-range-no-match": N.Node("roce", env={"NCCL_IB_GID_INDEX": None, "NCCL_IB_ADDR_RANGE": "192.168.0.0/16"}),
-    # brief roce (issue 13: C-1, C-2, C-3, the site's pfc_priority, ECN on bnxt_re; review domain-2026-12.md)
+    # brief roce (issue 13: C-1, C-2, C-3, the site's pfc_priority, ECN on bnxt_re)
     "roce-declared-priority-3": N.Node("roce"),
     "roce-declared-priority-4": N.Node("roce"),
     "roce-two-node-at-limit": N.Node("roce"),

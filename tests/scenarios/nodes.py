@@ -1,4 +1,4 @@
-"""Realistic H100 nodes as FakeHosts, built from the real outputs in shared/reference.
+"""Realistic H100 nodes as FakeHosts, built from the real outputs in tests/fixtures/outputs.
 
 An InfiniBand node: 8 x ConnectX-7 (MT4129, fw 28.41.1000) at 400 Gb/sec (4X NDR), counter
 values from the gpud H100 sysfs fixture. A RoCE node: 8 x ConnectX-7 400GbE, DSCP trust,
@@ -16,7 +16,7 @@ from tests.scenarios.fakehost import FakeHost
 IB = "/sys/class/infiniband"
 PCI = "/sys/bus/pci/devices"
 NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db", "29", "2a", "a9", "aa"]  # the last 4: storage cards
-# DGX H100 names (DGX H100 user guide 1.2.3, shared/reference/SYSFS_LAYOUT.md): compute rails
+# DGX H100 names (DGX H100 user guide 1.2.3, docs/sysfs-layout.md section 6): compute rails
 # mlx5_0/3/4/5/6/9/10/11, the two dual-port storage ConnectX-7 cards mlx5_1/2/7/8.
 DGX_DEVICES = ("mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11",
                "mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8")
@@ -26,7 +26,7 @@ PROPRIETARY_DRIVER = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07
                       "GCC version:  gcc version 12.3.0\n")
 GPU_BUSES = ["19", "2b", "3b", "5e", "9d", "ad", "bd", "dd"]
 
-# From the gpud H100 fixture (shared/reference/outputs/sysfs-class-infiniband-cx7-ndr-ib-port.txt).
+# From the gpud H100 fixture (tests/fixtures/outputs/sysfs-class-infiniband-cx7-ndr-ib-port.txt).
 IB_COUNTERS = {
     "VL15_dropped": 0, "excessive_buffer_overrun_errors": 0, "link_downed": 0, "link_error_recovery": 0,
     "local_link_integrity_errors": 0, "multicast_rcv_packets": 0, "multicast_xmit_packets": 0,

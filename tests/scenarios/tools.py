@@ -1,4 +1,4 @@
-"""Tool outputs for the scenario nodes, in the exact formats of shared/reference/outputs."""
+"""Tool outputs for the scenario nodes, in the exact formats of tests/fixtures/outputs."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ import json
 import tarfile
 from dataclasses import dataclass, field
 
-from tests.hostclock import SampleClock
 from allreduce_doctor.hosts.base import CommandResult, FileResult, HostIdentity, ProcessInfo
+from tests.hostclock import SampleClock
 
 
 @dataclass

@@ -11,11 +11,11 @@ import tarfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.snapshot.snapshot_helpers import manifest, member, write_tar
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.hosts.base import GlobNotRecorded
 from allreduce_doctor.hosts.snapshot import SnapshotHost
+from tests.snapshot.snapshot_helpers import manifest, member, write_tar
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -7,12 +7,12 @@ import os
 import tarfile
 
 import pytest
-from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.hosts.base import GlobNotRecorded
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.snapshot import bundle as bundle_mod
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
 
 DAMAGED = "the bundle is damaged, collect it again"
 

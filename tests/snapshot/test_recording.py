@@ -6,15 +6,15 @@ import json
 import os
 
 import pytest
-from tests.snapshot.snapshot_helpers import FakeHost
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.hosts.base import FileResult
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
-from allreduce_doctor.snapshot.names import command_key, command_member, file_member
 from allreduce_doctor.redact import redact_bytes
+from allreduce_doctor.snapshot.names import command_key, command_member, file_member
 from allreduce_doctor.snapshot.writer import MemberWriter
+from tests.snapshot.snapshot_helpers import FakeHost
 
 
 def fake() -> FakeHost:

@@ -8,11 +8,11 @@ import tarfile
 import zlib
 
 import pytest
-from tests.snapshot.snapshot_helpers import FakeHost
 
 from allreduce_doctor.hosts.base import CommandResult, FileResult, GlobNotRecorded, Host, HostIdentity, ProcessInfo
 from allreduce_doctor.hosts.recording import RecordingHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
+from tests.snapshot.snapshot_helpers import FakeHost
 
 PORT = "/sys/class/infiniband/mlx5_0/ports/1"
 

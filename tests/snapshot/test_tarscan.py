@@ -10,13 +10,13 @@ import tarfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import bundle as bundle_mod
 from allreduce_doctor.snapshot import inflate as inflate_mod
 from allreduce_doctor.snapshot import tarscan
 from allreduce_doctor.snapshot.writer import pack_archive
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest
 
 MANIFEST = json.dumps(manifest()).encode()
 INDEX = json.dumps(RECORDED_INDEX).encode()
@@ -53,7 +53,8 @@ def refusal(tmp_path, tar_bytes: bytes, compressed: bytes | None = None) -> str:
 
 def header_at(data: bytes, index: int) -> int:
     """Offset of the index-th header in a tar where every member fits in one data block."""
-    assert all(info.size <= 512 for info in tarfile.open(fileobj=io.BytesIO(data)).getmembers())
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert all(info.size <= 512 for info in tar.getmembers())
     return index * 1024
 
 

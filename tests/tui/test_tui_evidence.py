@@ -5,11 +5,10 @@ re-runs the evidence diagnosis with every source together; the symptom question 
 from __future__ import annotations
 
 from allreduce_doctor.evidence import NOTHING
-from allreduce_doctor.tui.app import DoctorApp
 from allreduce_doctor.tui.dialogs.paste import PasteDialog
 from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
 from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
-from tests.evidence.test_differential import P, RETRY
+from tests.evidence.test_differential import RETRY, P
 from tests.tui.helpers import opened, run, screen_text, static_text, until
 
 GIDS = (f"{P}NCCL INFO NCCL_IB_GID_INDEX set by environment to 1.\n"

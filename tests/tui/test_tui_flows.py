@@ -260,8 +260,8 @@ def test_help_lists_every_key_and_t_switches_theme():
 
 
 def test_watch_command_screen_on_a_bundle():
-    from allreduce_doctor.hosts.snapshot import SnapshotHost
     from allreduce_doctor.doctor import load_catalogue
+    from allreduce_doctor.hosts.snapshot import SnapshotHost
 
     async def go():
         app = DoctorApp(watch=(load_catalogue(), SnapshotHost(bundle("roce-pause-storm")), 1.0, "gpu-node-017"))

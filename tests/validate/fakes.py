@@ -2,7 +2,7 @@
 
 The layout of all_reduce_perf / alltoall_perf is nccl-tests' own (src/common.cu: the header, the
 `#  Rank` lines, the two-placement table, `# Avg bus bandwidth`), as in the reference outputs in
-shared/reference/outputs/nccl-tests-*.txt; ib_write_bw prints perftest's --report_gbits block.
+tests/fixtures/outputs/nccl-tests/*.txt; ib_write_bw prints perftest's --report_gbits block.
 Each reads bin/fake.json (what the scenario wants: peak busbw, a file whose creation ends the run, exit code, a hang,
 sizes printed before that wait),
 since the launcher's environment is filtered. The fake srun takes srun's options, sets the

@@ -31,7 +31,7 @@ class EvidenceResult:
     report: dict = field(default_factory=dict)
     # A paste naming several hosts (evidence/hosts.py): {host: that host's part}, in paste order;
     # empty for one host. observations/report above are then the whole paste's, as for one host.
-    hosts: dict[str, "EvidenceResult"] = field(default_factory=dict)
+    hosts: dict[str, EvidenceResult] = field(default_factory=dict)
 
 
 def load_evidence(paths: list[str], symptom: str | None = None) -> EvidenceResult:

@@ -304,7 +304,7 @@ def _bootstrapped(nccl: dict | None) -> str:
 def _unshown(diag: Diagnosis, job: dict) -> None:
     """A check of the log's runbook that passed with no line of the text behind any of its facts judged
     nothing (the text shows no NCCL line of that kind because it shows none at all): its badge is n.a.,
-    not pass. Missing is never healthy (DESIGN.md, the truth rules); its outcome and the walk stay."""
+    not pass. Missing is never healthy (docs/design-rules.md); its outcome and the walk stay."""
     own = _own(job)
     for step in diag.path:
         if step.badge != STEP_PASS or not step.node.startswith("nccl_log.") or not step.facts:

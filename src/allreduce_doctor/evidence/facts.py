@@ -37,12 +37,12 @@ def _versions(host_versions: dict[str, set]) -> dict[str, list[str]]:
     """NCCL version -> the hosts that printed it. A host that printed two versions is left out:
     its paste holds two runs (before and after an upgrade), not one job."""
     out: dict[str, list[str]] = {}
-    for host, versions in sorted(host_versions.items()):
+    for name, versions in sorted(host_versions.items()):
         if len(versions) != 1:
             continue
         hosts = out.setdefault(next(iter(versions)), [])
         if len(hosts) < 8:
-            hosts.append(host)
+            hosts.append(name)
     return out
 
 

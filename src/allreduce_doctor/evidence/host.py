@@ -62,7 +62,8 @@ def _gdr_out_of_reach(matrix: dict, legend: dict, grace: dict | None = None) -> 
     nvidia-smi's PHB, NODE and SYS all cross a host bridge or the CPU; NV# links join GPUs, not NICs.
     A Grace GPU (a GPU NUMA ID: C2C-attached) sees every NIC as SYS, yet NCCL >= 2.27 keeps GDR
     through C2C (P2C): not judged here."""
-    out, cells = [], set()
+    out: list = []
+    cells: set = set()
     for gpu, row in matrix.items():
         nics = {col: path for col, path in row.items() if col.startswith("NIC") or col in legend.values()}
         if gpu.startswith("GPU") and nics and gpu not in (grace or {}):

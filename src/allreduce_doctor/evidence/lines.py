@@ -37,7 +37,7 @@ class Where:
     def key(self, what: str, where: str) -> None:
         self.keys.setdefault(what, where)
 
-    def merge(self, other: "Where") -> None:
+    def merge(self, other: Where) -> None:
         for name, first, last in other.ranges:
             self.add_range(name, first, last)
         self.more += other.more

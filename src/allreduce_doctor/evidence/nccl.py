@@ -69,26 +69,26 @@ class NcclLog:
         self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
         self.net_plugins: set[str] = set()  # 'internal' / 'external': what some process's NET plugin search ended in
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
-        self.gdr = Counter()  # 'enabled' / 'disabled' messages
-        self.transports = Counter()  # 'NET/IB/0/GDRDMA' -> connections
+        self.gdr: Counter[str] = Counter()  # 'enabled' / 'disabled' messages
+        self.transports: Counter[str] = Counter()  # 'NET/IB/0/GDRDMA' -> connections
         # host -> {True, False}: whether its NET connection lines carry /GDRDMA; complete only when
         # every NET line named its host (the bulk path and bare quoted lines do not).
         self.host_gdr: dict[str, set] = {}
         self.net_unattributed = False
-        self.channels = Counter()  # coll channels per rank line
+        self.channels: Counter[int] = Counter()  # coll channels per rank line
         self.ring_channels = 0
         self.nranks = 0
         self.nnodes: int | None = None
         self.local_ranks: int | None = None
         self.graphs: list[dict] = []
         self.net_bw: dict[str, float] = {}
-        self.qp_mtu = Counter()
-        self.qp_gid = Counter()
+        self.qp_mtu: Counter[int] = Counter()
+        self.qp_gid: Counter[int] = Counter()
         self.topo_file = False
         self.vm_hints = Examples(3)
         self.errors: dict[str, dict] = {}
         self.warn_other = Examples(5)
-        self.trace_files = Counter()
+        self.trace_files: Counter[str] = Counter()
         # communicator (commId, or nranks before 2.18) -> host -> where its rank printed Init COMPLETE
         self.init_done: dict[str, dict[str, str]] = {}
 

@@ -20,7 +20,8 @@ MIN_WORD = 3  # shorter runs rule out too little to be worth the test
 def required_words(pattern: str, flags: int = re.IGNORECASE) -> tuple[str, ...]:
     """Lowercased words one of which every match of `pattern` contains; () when none can be read."""
     try:
-        from re import _constants as sre, _parser as sre_parse  # CPython 3.11+; else no words, same answers
+        from re import _constants as sre  # CPython 3.11+; else no words, same answers
+        from re import _parser as sre_parse
 
         tree = list(sre_parse.parse(pattern, flags))
         word = _longest_run(tree, sre.LITERAL)

@@ -17,7 +17,8 @@ import select
 import stat
 import sys
 import time
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from allreduce_doctor.errors import DoctorError
 
@@ -176,7 +177,7 @@ def decode(raw) -> str:
 _CONTROL_RE = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
-def is_binary(raw: bytes) -> bool:
+def is_binary(raw: bytes | bytearray) -> bool:
     """A NUL byte, or many control characters: not text anyone pasted on purpose."""
     if _CONTROL_RE.search(raw) is None:
         return False

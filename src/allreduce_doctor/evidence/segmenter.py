@@ -25,6 +25,10 @@ from allreduce_doctor.evidence.report_words import ReportWords
 from allreduce_doctor.evidence.tests_table import TestsLog
 from allreduce_doctor.parsers import parse
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from tempfile import SpooledTemporaryFile
+
 MAX_SEGMENTS = 300
 GAP = 5  # lines of other text a segment may skip over and still continue
 BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
@@ -43,7 +47,8 @@ _IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*
 
 def _indices(values: list, value) -> list[int]:
     """Where `value` stands in `values` (list.index finds each: no Python loop over the others)."""
-    found, at = [], -1
+    found: list[int] = []
+    at = -1
     while True:
         try:
             at = values.index(value, at + 1)
@@ -120,12 +125,12 @@ class Scanner:
         self.cmdlines: list[tuple[str, str]] = []  # (text, where)
         self.files: list[FileReport] = []
         self._open: tools.Block | None = None
-        self._report: FileReport | None = None
+        self._report: FileReport = None  # type: ignore[assignment]  # set by each file's start, before any line
         self._iface: str | None = None  # the interface a pasted command named (mlnx_qos -i X)
         self._host: str | None = host  # the host a pasted command's prompt or ssh named
         self._one_host = host is not None
         self.named: list[tuple[str, int, str]] = []  # (file, line, host) where the paste names a host
-        self.stdin_copy = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
+        self.stdin_copy: SpooledTemporaryFile[bytes] | None = None  # what stdin gave, to read again per host (STDIN_COPY_MAX at most)
         self.bulk = bulk.BulkReader(self.nccl)
         self.words = ReportWords(symptom)  # the reporter's own words: prose lines nothing else placed
 
@@ -138,7 +143,7 @@ class Scanner:
         if path == STDIN:
             import tempfile  # only stdin is kept (and tempfile pulls in shutil and random)
 
-            copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)
+            copy = self.stdin_copy = tempfile.SpooledTemporaryFile(1 << 20)  # noqa: SIM115 (kept for a second read)
         try:
             reader = BlockReader(stream, name)
             for buf, start, end in reader:
@@ -234,7 +239,7 @@ class Scanner:
         report.lines = base + n
 
     # -- the line path ------------------------------------------------------------------
-    def line(self, raw: bytes, lineno: int) -> None:
+    def line(self, raw: bytes | bytearray, lineno: int) -> None:
         report = self._report
         where = f"{report.name}:{lineno}"
         if is_binary(raw):

@@ -39,7 +39,8 @@ class LazyPattern:
     __slots__ = ("pattern", "flags", "_compiled")
 
     def __init__(self, pattern: str, flags: int = re.IGNORECASE) -> None:
-        self.pattern, self.flags, self._compiled = pattern, flags, None
+        self.pattern, self.flags = pattern, flags
+        self._compiled: re.Pattern | None = None
 
     def compile(self) -> re.Pattern:
         if self._compiled is None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -110,7 +109,7 @@ class Client:
         except urllib.error.URLError as err:
             reason = err.reason.strerror if isinstance(err.reason, OSError) and err.reason.strerror else err.reason
             raise self.fail(f"cannot reach {self.base_url}: {reason}") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise self.fail(f"{step}: no answer within {self.timeout:g} s") from None
         except OSError as err:
             raise self.fail(f"{step}: connection failed: {err.strerror or err}") from None

@@ -12,8 +12,8 @@ what it left out and where the full values are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from allreduce_doctor.oneline import observed_text, read_status, short
 from allreduce_doctor.status import STEP_PASS, VERDICT_HEADLINE
@@ -126,7 +126,8 @@ def _evidence(ticket: Ticket, row_cap: int) -> list:
     witnesses = ticket.witnesses()
     rows = [[[C(r["node"])], [C(r["fact"])], [T(observed_text(r, witnesses, CELL))] if r["observed"] not in (None, "", [], {})
              else [T("-")], [T(r["expected"] or "-")],
-             [T(short(r["source"], CELL) if r["source"] else "-")], [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
+             [T(short(r["source"], CELL) if r["source"] else "-")],
+             [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
             for r in shown]
     out = [("heading", 2, [T("Evidence")]),
            ("table", ["check", "fact", "observed", "expected", "source", "read"], rows)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from .client import Client, Filed, PostError
 from .layout import again
 from .markdown import render_github
-from .client import Client, Filed, PostError
 from .settings import PostSettings
 from .ticket import Ticket
 

@@ -11,9 +11,9 @@ import base64
 import re
 
 from .adf import adf_document
+from .client import Client, Filed, PostError, multipart
 from .jira_wiki import render_jira
 from .layout import again
-from .client import Client, Filed, PostError, multipart
 from .settings import PostSettings
 from .ticket import Ticket
 

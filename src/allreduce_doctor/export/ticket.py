@@ -14,10 +14,10 @@ from functools import cached_property
 from typing import Any
 
 from allreduce_doctor.oneline import observed_text, short, step_badge
+from allreduce_doctor.redact import RULES, redact_diagnosis
 from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE, verdict_headline
 
 from . import extract
-from allreduce_doctor.redact import RULES, redact_diagnosis
 
 TITLE_MAX = 255
 RAW_MIN = 120  # an observed value longer than this (as JSON) is also shown raw, folded

@@ -8,11 +8,10 @@ stand. Bundles are written as NODE.tar.gz into a folder, the same layout `--snap
 
 from __future__ import annotations
 
-import logging
-
 import base64
 import binascii
 import hashlib
+import logging
 import os
 import re
 from collections import deque
@@ -20,17 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ClusterShell.Event import EventHandler
-# A refused node makes ClusterShell log "Broken pipe" warnings to stderr; each node
-# failure is already reported by name in the result, so keep its log quiet.
-logging.getLogger("ClusterShell").addHandler(logging.NullHandler())
 from ClusterShell.NodeSet import NodeSet, NodeSetException
 from ClusterShell.NodeUtils import GroupResolverError
 from ClusterShell.Task import task_self
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.fleet.progress import ProgressBar
 from allreduce_doctor.fleet.payload import remote_command, remote_script
+from allreduce_doctor.fleet.progress import ProgressBar
 from allreduce_doctor.fleet.remote import BEGIN, END, ERROR
+
+# A refused node makes ClusterShell log "Broken pipe" warnings to stderr; each node
+# failure is already reported by name in the result, so keep its log quiet.
+logging.getLogger("ClusterShell").addHandler(logging.NullHandler())
 
 SAFE_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]*")
 SSH_FAILED = 255  # ssh's own exit code: connection, authentication or host key failures
@@ -94,7 +94,7 @@ def failure_reason(rc: int | None, problem: str, stderr: list[str]) -> str:
 class _Handler(EventHandler):
     """ClusterShell events for one fan-out: gather stdout per node, turn each into a bundle."""
 
-    def __init__(self, out_dir: Path, timeout: float, bar: "ProgressBar") -> None:
+    def __init__(self, out_dir: Path, timeout: float, bar: ProgressBar) -> None:
         super().__init__()
         self.out_dir, self.timeout, self.bar = out_dir, timeout, bar
         self.stdout: dict[str, list[bytes]] = {}

@@ -38,7 +38,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto", help="branch for every node (default auto)")
     p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE", help="answer an operator question (repeatable)")
     p.add_argument("--per-node", metavar="DIR", help="also write each node's own diagnosis as DIR/NODE.json")
-    p.add_argument("--jobs", type=int, default=0, metavar="N", help="local processes diagnosing nodes (default: every core this process may use)")
+    p.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="local processes diagnosing nodes (default: every core this process may use)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="report format (default text)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--export", metavar="FORMAT", help="write a ticket document in FORMAT instead of the report")
@@ -103,13 +104,13 @@ def run(args) -> int:
     import tempfile
 
     from allreduce_doctor import __version__
+    from allreduce_doctor.fleet.analyze import analyze
+    from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
+    from allreduce_doctor.fleet.progress import ProgressBar
+    from allreduce_doctor.fleet.sources import find_bundles
     from allreduce_doctor.output import write_output
     from allreduce_doctor.session import parse_answers
     from allreduce_doctor.status import verdict_exit
-    from allreduce_doctor.fleet.analyze import analyze
-    from allreduce_doctor.fleet.progress import ProgressBar
-    from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
-    from allreduce_doctor.fleet.sources import find_bundles
 
     _check(args)
     _check_tui(args)

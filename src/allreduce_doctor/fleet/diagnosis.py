@@ -118,10 +118,12 @@ class _Builder:
             self.evidence(step, "roce.counters", {n: self.ok[n]["record"]["numbers"] for n in nodes[:MAX_LISTED]},
                           "pause and loss counters flat", f"counter samples of {len(nodes)} nodes")
             if cause == "pfc_pause_storm":
-                fix = [(f"Find the slow receiver: start with the nodes sending the most pause frames ({listed(pattern['senders'])}).", "network"),
+                fix = [("Find the slow receiver: start with the nodes sending the most pause frames "
+                        f"({listed(pattern['senders'])}).", "network"),
                        ("Check that ECN marking thresholds sit below the PFC xoff threshold on every switch.", "network")]
             elif pattern["scope"] == "fleet":
-                fix = [("The fabric drops packets nearly everywhere: check PFC and ECN on every switch hop and the switch buffer drops.", "network")]
+                fix = [("The fabric drops packets nearly everywhere: check PFC and ECN on every switch hop "
+                        "and the switch buffer drops.", "network")]
             else:
                 where = "; ".join(f"{n}: {', '.join(p)}" for n, p in list(pattern["ports"].items())[:MAX_LISTED])
                 fix = [(f"Check the links and switch ports of the lossy ports ({where}): cable, optic, switch buffer drops.", "network")]
@@ -168,7 +170,8 @@ class _Builder:
         for metric in dict.fromkeys(o["metric"] for o in found):
             rows = [o for o in found if o["metric"] == metric]
             self.evidence("fleet.outliers", metric, {o["node"]: o["value"] for o in rows},
-                          f"near the fleet median {rows[0]['median']:g} (MAD {rows[0]['mad']:g})", f"fleet comparison, {METRICS[metric][0]}")
+                          f"near the fleet median {rows[0]['median']:g} (MAD {rows[0]['mad']:g})",
+                          f"fleet comparison, {METRICS[metric][0]}")
         fix = [(f"Drain {listed(by_node)} and diagnose each alone. {DRILL[self.pasted]}", "host")]
         self.finding(RANK_OUTLIERS, "straggler_node", "major", "host", "fleet.outliers", by_node,
                      f"{len(by_node)} node{'s are' if len(by_node) > 1 else ' is'} measurably off the fleet: {means}.", list(by_node), fix)

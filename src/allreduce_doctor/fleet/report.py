@@ -4,8 +4,8 @@ each node's own verdict. JSON is report.py's unchanged (the `fleet` key carries 
 
 from __future__ import annotations
 
-from allreduce_doctor.sanitize import fields
 from allreduce_doctor.report import VERDICT_WORDS, render, setting_value
+from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import EVIDENCE_HEALTHY_HEADLINE, HEALTHY
 
 MAX_NODES_SHOWN = 40  # longer fleets list only the nodes that are not healthy
@@ -63,7 +63,8 @@ def fleet_markdown(d: dict) -> str:
         out += ["", "| setting | majority | odd nodes |", "|---|---|---|"]
         for s in odd:
             nodes = "; ".join(f"{n}: {setting_value(v)}" for n, v in s["odd"].items()).replace("|", "/")
-            out.append(f"| {s['key']} | {setting_value(s['majority']).replace('|', '/')} ({s['majority_nodes']} of {s['nodes']}) | {nodes} |")
+            majority = setting_value(s["majority"]).replace("|", "/")
+            out.append(f"| {s['key']} | {majority} ({s['majority_nodes']} of {s['nodes']}) | {nodes} |")
     if fleet["outliers"]:
         out += ["", "| node | figure | value | fleet median |", "|---|---|---|---|"]
         out += [f"| {o['node']} | {o['title']} | {o['value']:g} | {o['median']:g} |" for o in fleet["outliers"]]

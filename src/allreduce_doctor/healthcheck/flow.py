@@ -6,12 +6,13 @@ import os
 import sys
 import time
 
-from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE, HEALTHY, NOT_APPLICABLE
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck import slurm_drain
 from allreduce_doctor.healthcheck.check import probe_deadline, run_session, time_left
-MAX_BUDGET = 3600.0  # seconds: a health check longer than an hour is a misconfiguration
 from allreduce_doctor.scontrol import ScontrolError
+from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE, HEALTHY, NOT_APPLICABLE
+
+MAX_BUDGET = 3600.0  # seconds: a health check longer than an hour is a misconfiguration
 
 
 def _validate(args) -> None:

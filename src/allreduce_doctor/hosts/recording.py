@@ -17,7 +17,6 @@ from pathlib import Path
 
 from allreduce_doctor import __version__
 from allreduce_doctor.errors import BundleError
-from allreduce_doctor.redact import PEM_BEGIN, redact_tokens_only
 from allreduce_doctor.hosts.base import (
     FILE_OK,
     CommandResult,
@@ -26,6 +25,7 @@ from allreduce_doctor.hosts.base import (
     HostIdentity,
     ProcessInfo,
 )
+from allreduce_doctor.redact import PEM_BEGIN, redact_tokens_only
 from allreduce_doctor.snapshot.names import (
     FORMAT_NAME,
     FORMAT_VERSION,

@@ -12,7 +12,7 @@ import time
 from allreduce_doctor.observations import Observations
 
 # name -> HELP text; the writer emits the families in this order. Units are in the names
-# (https://prometheus.io/docs/practices/naming/). Counter meanings: ../shared/reference/COUNTERS.md,
+# (https://prometheus.io/docs/practices/naming/). Counter meanings: docs/counters.md,
 # from Linux Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst [K-mlx5en],
 # drivers/infiniband/hw/mlx5/counters.c [K-mlx5ib] and Documentation/ABI/stable/sysfs-class-infiniband.
 PORT_METRICS = {

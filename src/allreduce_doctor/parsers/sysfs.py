@@ -1,7 +1,7 @@
 """Single sysfs/configfs files and small config files: one value per file.
 
 Formats follow the kernel's drivers/infiniband/core/sysfs.c and Documentation/ABI
-(see shared/reference/SYSFS_LAYOUT.md); older kernels and web copies vary in spacing.
+(see docs/sysfs-layout.md); older kernels and web copies vary in spacing.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ IDLE_BELOW = 0.01
 RERUN = "re-run under load with `--interval 10`"
 CLEAR_PMA = "clear the port counters with `perfquery -R` (root) and re-measure"
 # port_xmit_wait counts ticks of 8 bytes of lost transmit on current ConnectX HCAs: lost bits =
-# delta x (7+1) x 8 (NVIDIA staff in NVIDIA/ib-traffic-monitor#3; COUNTERS.md section 1).
+# delta x (7+1) x 8 (NVIDIA staff in NVIDIA/ib-traffic-monitor#3; docs/counters.md section 1).
 XMIT_WAIT_BITS_PER_TICK = 64
 # Roles that back up a primary signal: per-priority drops back up the transport loss counters
 # (every lost RDMA packet is retransmitted), the pause-storm watchdog backs up transmit pause

@@ -2,7 +2,7 @@
 counters, inbox/upstream drivers).
 
 mlx5 counters.rst (kernel Documentation/networking/device_drivers/ethernet/mellanox/mlx5/
-counters.rst, "RoCE congestion" / shared/reference/COUNTERS.md 2.2): np_ecn_marked_roce_packets
+counters.rst, "RoCE congestion" / docs/counters.md 2.2): np_ecn_marked_roce_packets
 counts the CE-marked RoCEv2 packets this host received as the notification point (NP), which
 answers them with CNPs (np_cnp_sent, at most one per QP per min_time_between_cnps); rp_cnp_ignored
 counts CNPs received and ignored by the reaction point (RP), which "should not raise if RoCE

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from allreduce_doctor.probes.chain import VIA
 
-# Saturating IB PortCounters widths (COUNTERS.md section 0, rule 2).
+# Saturating IB PortCounters widths (docs/counters.md section 0, rule 2; Linux drivers/infiniband/core/sysfs.c).
 IB_SATURATING_BITS = {
     "symbol_error": 16,
     "link_error_recovery": 8,

@@ -1,6 +1,6 @@
 """The cause catalogue (runbooks/catalogue/causes.yaml): every cause's texts, written once.
 
-Each id of ../shared/CAUSES.md has one entry: title, section, severity, owner, summary,
+Each id of the public list (docs/causes.md) has one entry: title, section, severity, owner, summary,
 remediation and verification; the two "no fault" outcomes (`healthy: true`) have a summary and
 next steps instead. Runbook leaves name an id and take their texts from here.
 
@@ -36,7 +36,7 @@ _ID = re.compile(r"[a-z][a-z0-9_]*\Z")
 class CauseInfo:
     id: str
     title: str  # "what is wrong", one line
-    section: str  # the CAUSES.md section heading, short form
+    section: str  # the docs/causes.md section heading, short form
     healthy: bool = False
     severity: str = ""  # faults only
     owner: str = ""
@@ -73,8 +73,8 @@ def load_catalogue(path: Path | None = None) -> dict[str, CauseInfo]:
 
 def parse_catalogue(text: str, filename: str) -> dict[str, CauseInfo]:
     # YAML is imported here, not at the top: importing this module must stay cheap (--help).
-    from . import fields
     from ..yamlsrc import parse_yaml
+    from . import fields
 
     doc = parse_yaml(text, filename, RunbookError)
     if doc is None:

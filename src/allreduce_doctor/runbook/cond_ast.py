@@ -7,7 +7,7 @@ evaluation errors point at the right column too.
 from __future__ import annotations
 
 from dataclasses import dataclass  # every class has a docstring: dataclass() makes a missing one with inspect.signature
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Literal:
 class ListExpr:
     """A list written in the condition: `[a, b]`."""
 
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     pos: int
 
 
@@ -51,7 +51,7 @@ class VarRef:
 class Attr:
     """A field of a value: `p.state`."""
 
-    obj: "Expr"
+    obj: Expr
     name: str
     pos: int
 
@@ -60,8 +60,8 @@ class Attr:
 class Index:
     """An item of a value: `x[0]`, `env['NCCL_IB_HCA']`."""
 
-    obj: "Expr"
-    index: "Expr"
+    obj: Expr
+    index: Expr
     pos: int
 
 
@@ -70,7 +70,7 @@ class Unary:
     """`-x` or `not x`."""
 
     op: str  # "-" or "not"
-    operand: "Expr"
+    operand: Expr
     pos: int
 
 
@@ -79,8 +79,8 @@ class Binary:
     """Two operands and an operator: comparisons, `in`, `and`/`or`, arithmetic."""
 
     op: str  # and or == != < <= > >= in "not in" + - * / %
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     pos: int
 
 
@@ -89,7 +89,7 @@ class Call:
     """One of the condition language's functions (cond_funcs) and its arguments."""
 
     name: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     pos: int
 
 
@@ -108,13 +108,13 @@ class Quantifier:
 
     kind: str
     var: str
-    iterable: "Expr"
-    filter: "Expr | None"
-    body: "Expr"
+    iterable: Expr
+    filter: Expr | None
+    body: Expr
     pos: int
 
 
-Expr = Union[Literal, ListExpr, FactRef, VarRef, Attr, Index, Unary, Binary, Call, FactStatus, Quantifier]
+Expr = Literal | ListExpr | FactRef | VarRef | Attr | Index | Unary | Binary | Call | FactStatus | Quantifier
 
 
 def walk_facts(node: Expr) -> set[str]:

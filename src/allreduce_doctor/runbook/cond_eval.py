@@ -115,9 +115,8 @@ class Evaluator:
             if isinstance(key, (list, dict)):
                 raise ExprError(f"a {type_name(key)} cannot be a mapping key", pos)
             return value.get(key)
-        if isinstance(value, (list, str)):
-            if isinstance(key, int) and not isinstance(key, bool):
-                return value[key] if -len(value) <= key < len(value) else None
+        if isinstance(value, (list, str)) and isinstance(key, int) and not isinstance(key, bool):
+            return value[key] if -len(value) <= key < len(value) else None
         raise ExprError(f"cannot read {_shown(key)} of a {type_name(value)}", pos)
 
     def _Attr(self, node: A.Attr) -> Any:

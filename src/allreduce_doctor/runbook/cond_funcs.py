@@ -204,7 +204,8 @@ FUNCTIONS: dict[str, Func] = {
         Func("round", 1, 2, _round, "round(x, digits)", "rounded number"),
         Func("exists", 1, 1, None, "exists(FACT)", "true when the fact was observed ok; never unknown"),
         Func("status", 1, 1, None, "status(FACT)", "the observation status: ok, not_applicable, missing, error"),
-        Func("rate", 2, 2, _sampled("rate"), 'rate(item, "counter")', "per-second rate of a sampled counter: item.rate.counter; null if absent"),
+        Func("rate", 2, 2, _sampled("rate"), 'rate(item, "counter")',
+             "per-second rate of a sampled counter: item.rate.counter; null if absent"),
         Func("delta", 2, 2, _sampled("delta"), 'delta(item, "counter")', "change of a sampled counter: item.delta.counter; null if absent"),
     )
 }

@@ -112,7 +112,8 @@ def _number(text: str, i: int, tokens: list[Token]) -> int:
 
 
 def _string(text: str, i: int, tokens: list[Token]) -> int:
-    quote, j, out = text[i], i + 1, []
+    quote, j = text[i], i + 1
+    out: list[str] = []
     while j < len(text):
         ch = text[j]
         if ch == quote:

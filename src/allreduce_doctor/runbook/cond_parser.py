@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..suggest import closest
 from . import cond_ast as A
 from .cond_funcs import FUNCTIONS, QUANTIFIERS
 from .cond_lexer import Token, error, tokenize
-from ..suggest import closest
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 _BINDING = {"or": 10, "and": 20, "cmp": 40, "+": 50, "-": 50, "*": 60, "/": 60, "%": 60, "post": 80}

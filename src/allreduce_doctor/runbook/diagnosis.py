@@ -7,11 +7,12 @@ reads it back. Values taken from observations are made JSON-safe and truncated (
 from __future__ import annotations
 
 import math
-from itertools import islice
 from dataclasses import dataclass, field, fields
+from itertools import islice
 from typing import Any
 
 from allreduce_doctor.plaindata import as_plain
+
 from .tristate import UNKNOWN
 
 MAX_ITEMS, MAX_KEYS, MAX_TEXT, MAX_DEPTH = 20, 40, 500, 6
@@ -116,7 +117,7 @@ class Diagnosis:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Diagnosis":
+    def from_dict(cls, data: dict) -> Diagnosis:
         def rows(kind: type, items: Any) -> list:
             names = {f.name for f in fields(kind)}
             return [kind(**{k: v for k, v in item.items() if k in names}) for item in items or []]

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 import networkx as nx
 
 from ..errors import RunbookError
+from ..suggest import closest, hint
 from .model import CauseLeaf, Check, HealthyLeaf, Question, Runbook, RunbookSet, build_graph
 from .render import to_dot, to_mermaid
-from ..suggest import closest, hint
 
 __all__ = ["build_graph", "build_set", "check_graph", "to_dot", "to_mermaid"]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from allreduce_doctor.errors import DoctorError
+
 from .model import Check
 from .walk import decide
 

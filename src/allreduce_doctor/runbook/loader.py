@@ -13,15 +13,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import RunbookError
-from . import causes
-from .cond_lexer import ExprError
-from .conditions import compile_condition
-from .fields import known_keys as _known_keys, mapping as _mapping, require as _require
-from .fields import text as _text, text_list as _text_list
-from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
 from ..status import HEALTHY, NOT_APPLICABLE
 from ..suggest import closest
 from ..yamlsrc import YMap, YNode, YScalar, parse_yaml, position_in_scalar, read_source
+from . import causes
+from .cond_lexer import ExprError
+from .conditions import compile_condition
+from .fields import known_keys as _known_keys
+from .fields import mapping as _mapping
+from .fields import require as _require
+from .fields import text as _text
+from .fields import text_list as _text_list
+from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
 TOP_OPTIONAL = ("description",)
@@ -193,7 +196,8 @@ def _own_text(ymap: YMap, healthy: str, key: str):
     own = _text(ymap, key) if key == "summary" else _text_list(ymap, key)
     written = getattr(causes.CAUSES[healthy], key)
     if (" ".join(own.split()) == " ".join(written.split())) if key == "summary" else tuple(own) == written:
-        raise ymap.entries[key][0].loc.error(f"repeats the catalogue's {key} of '{healthy}' (runbooks/{causes.CATALOGUE_FILE}); remove '{key}' here")
+        raise ymap.entries[key][0].loc.error(
+            f"repeats the catalogue's {key} of '{healthy}' (runbooks/{causes.CATALOGUE_FILE}); remove '{key}' here")
     return own
 
 

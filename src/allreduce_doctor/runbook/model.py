@@ -9,7 +9,7 @@ graph errors found later still point at file:line:col.
 from __future__ import annotations
 
 from dataclasses import dataclass, field  # every class has a docstring: else dataclass() builds one at import
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from ..yamlsrc import Location  # noqa: F401 - nodes and outcomes carry it
 from .causes import OWNERS, SEVERITIES  # noqa: F401 - the catalogue defines them
@@ -57,7 +57,7 @@ class Check(_Node):
     title: str = ""
     why: str = ""
     check: str = ""
-    condition: "Condition | None" = None
+    condition: Condition | None = None
     expected: str = ""
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # yes, no, unknown
     kind = "check"
@@ -87,7 +87,7 @@ class CauseLeaf(_Node):
     kind = "cause"
 
     @property
-    def info(self) -> "CauseInfo":
+    def info(self) -> CauseInfo:
         from .causes import CAUSES
 
         return CAUSES[self.cause]
@@ -111,7 +111,7 @@ class HealthyLeaf(_Node):
     kind = "healthy"
 
     @property
-    def info(self) -> "CauseInfo":
+    def info(self) -> CauseInfo:
         from .causes import CAUSES
 
         return CAUSES[self.healthy]
@@ -121,7 +121,7 @@ class HealthyLeaf(_Node):
     next_steps = property(lambda self: list(self.own_next_steps or self.info.next_steps))
 
 
-Node = Union[Check, Question, CauseLeaf, HealthyLeaf]
+Node = Check | Question | CauseLeaf | HealthyLeaf
 
 
 @dataclass
@@ -152,10 +152,10 @@ class RunbookSet:
 
     runbooks: dict[str, Runbook]  # in load order
     root: str
-    built_graph: "nx.DiGraph | None" = field(default=None, repr=False, compare=False)
+    built_graph: nx.DiGraph | None = field(default=None, repr=False, compare=False)
 
     @property
-    def graph(self) -> "nx.DiGraph":
+    def graph(self) -> nx.DiGraph:
         """The networkx graph, built on first use: a set from the knowledge cache walks without it."""
         if self.built_graph is None:
             self.built_graph = build_graph(self.runbooks)
@@ -192,7 +192,7 @@ class RunbookSet:
         return out
 
 
-def build_graph(by_id: dict[str, Runbook]) -> "nx.DiGraph":
+def build_graph(by_id: dict[str, Runbook]) -> nx.DiGraph:
     """Nodes "runbook.node" (attrs: kind, title, runbook, node); edges carry their labels.
     networkx is imported here, on first use: only validation and drawing need the graph."""
     import networkx as nx

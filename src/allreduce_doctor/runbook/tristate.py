@@ -12,9 +12,9 @@ from typing import Any
 class _Unknown:
     """The third truth value. A singleton; it refuses to be used as a Python bool."""
 
-    _instance: "_Unknown | None" = None
+    _instance: _Unknown | None = None
 
-    def __new__(cls) -> "_Unknown":
+    def __new__(cls) -> _Unknown:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

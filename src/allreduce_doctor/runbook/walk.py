@@ -10,8 +10,9 @@ are not findings: missing evidence proves nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import RunbookError
 from ..observations import OK, Observation
@@ -20,6 +21,7 @@ from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
 from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
+
 
 @dataclass
 class _Decision:
@@ -155,7 +157,8 @@ def _finding(leaf: CauseLeaf, decision: _Decision | None) -> Finding:
     return Finding(leaf.cause, leaf.title, leaf.severity, leaf.owner, node, value)
 
 
-def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary: list[tuple[_Decision, CauseLeaf]], entered: list[str]) -> Diagnosis:
+def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary: list[tuple[_Decision, CauseLeaf]],
+               entered: list[str]) -> Diagnosis:
     # An unanswered question is not missing evidence: only checks make a verdict inconclusive.
     inconclusive = [{"node": d.step.node, "reason": d.reason} for d in decisions
                     if d.step.outcome == "unknown" and d.step.kind == "check"]

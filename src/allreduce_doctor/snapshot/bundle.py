@@ -239,7 +239,7 @@ class DirectoryBundle(Bundle):
             except (FileNotFoundError, NotADirectoryError):
                 return None
             except OSError as err:
-                raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions")
+                raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions") from err
             shown_name = "/".join(parts[: i + 1])
             for test, kind in _MODE_KINDS:
                 if test(st.st_mode):
@@ -262,7 +262,7 @@ class DirectoryBundle(Bundle):
         try:
             fd = os.open(path, flags)
         except OSError as err:
-            raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions")
+            raise self.fail(f"cannot read member {shown(name)} ({err.strerror}); check its permissions") from err
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped after the lstat
                 raise self._refuse_kind(name, "special file")

@@ -20,6 +20,10 @@ from allreduce_doctor.records import (
     ProcessInfo,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
+
 FORMAT_NAME = "allreduce-doctor-bundle"
 FORMAT_VERSION = 1
 READ_STATUSES = (FILE_OK, FILE_MISSING, FILE_DENIED, FILE_ERROR)
@@ -36,7 +40,7 @@ def _number(value: object) -> bool:
     return True
 
 
-def _int(value: object) -> bool:
+def _int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -63,7 +67,7 @@ class _Checker:
             raise BundleError(f"{self.label}: {self.name} is not a JSON object; {_DAMAGED}")
         return data
 
-    def field(self, data: dict, key: str, test, expected: str, default: object) -> object:
+    def field(self, data: dict, key: str, test, expected: str, default: object) -> Any:  # `test` checked its type
         if key not in data:
             return default
         if not test(data[key]):

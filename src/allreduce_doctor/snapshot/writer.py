@@ -91,9 +91,9 @@ class MemberWriter:
                 try:
                     child = os.open(part, _DIR_FLAGS, dir_fd=fd)
                 except OSError as err:
-                    if _is_link(part, fd):  # O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR
-                        err = OSError(errno.ELOOP, os.strerror(errno.ELOOP))
-                    return self._failed(name, err)
+                    # O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR
+                    why = OSError(errno.ELOOP, os.strerror(errno.ELOOP)) if _is_link(part, fd) else err
+                    return self._failed(name, why)
                 os.close(fd)
                 fd = child
             try:
@@ -158,7 +158,7 @@ def _ustar_fits(rel) -> bool:
     if len(name) <= 100:
         return True
     cut = name[:156].rfind(b"/")
-    return 0 < cut and len(name) - cut - 1 <= 100 and not any(b > 127 for b in name)
+    return cut > 0 and len(name) - cut - 1 <= 100 and not any(b > 127 for b in name)
 
 
 def pack_archive(staging: Path, out: Path) -> None:

@@ -21,9 +21,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from allreduce_doctor.status import EXIT_HEALTHY
     from allreduce_doctor.doctor import load_catalogue
     from allreduce_doctor.session import check_interval
+    from allreduce_doctor.status import EXIT_HEALTHY
     from allreduce_doctor.tui.state import short_path, watch_host
 
     check_interval(args.interval, live=True)  # rates per interval: the live range, everywhere

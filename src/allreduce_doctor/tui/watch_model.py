@@ -161,7 +161,8 @@ class Watch:
             series = self.history[p.port]["pause"]
             rising = len(series) >= 3 and series[-3] < series[-2] < series[-1]
             if pause and (p.storm_events or pause > PAUSE_STORM_RATE or rising):
-                why = "pause-storm events" if p.storm_events else "rising" if rising and pause <= PAUSE_STORM_RATE else f"above {PAUSE_STORM_RATE:,}/s"
+                why = ("pause-storm events" if p.storm_events else "rising" if rising and pause <= PAUSE_STORM_RATE
+                       else f"above {PAUSE_STORM_RATE:,}/s")
                 found.append(Signature("pause_cascade", p.port, p.netdev or p.port,
                                        f"{fmt_rate(pause)} pause frames/s ({why}) while nothing drops"))
         return found

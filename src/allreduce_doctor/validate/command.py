@@ -77,8 +77,8 @@ def replay_report(path: str, fmt: str | None, output: str | None, export: str | 
 
 
 def run(args) -> int:
-    from allreduce_doctor.validate.run import confirm, plan_from_args, record_folder, run_validate, sampler_from_args
     from allreduce_doctor.validate.plan import render_plan
+    from allreduce_doctor.validate.run import confirm, plan_from_args, record_folder, run_validate, sampler_from_args
 
     if args.tui and not args.dry_run:
         return _run_tui(args)

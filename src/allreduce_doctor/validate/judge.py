@@ -22,8 +22,8 @@ from allreduce_doctor.fleet.diagnosis import fold, listed
 from allreduce_doctor.fleet.settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 from allreduce_doctor.runbook.load_checks import combine, runbook_check
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
 from allreduce_doctor.validate.plan import Plan
 

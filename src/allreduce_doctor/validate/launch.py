@@ -86,7 +86,8 @@ def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None, o
             results.append(run_step(group[0][1], group[0][0], root, left, on_output, stop))
             continue
         done: dict[int, StepResult] = {}
-        threads = [threading.Thread(target=lambda i=i, s=s: done.__setitem__(i, run_step(s, i, root, left, on_output, stop)),
+        threads = [threading.Thread(target=lambda i=i, s=s, done=done, left=left: done.__setitem__(
+                                        i, run_step(s, i, root, left, on_output, stop)),
                                     daemon=True)
                    for i, s in group]
         for thread in threads:

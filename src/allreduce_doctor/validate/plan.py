@@ -37,7 +37,8 @@ def parse_size(text: str, flag: str) -> int:
 
 def sizes(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
     """The message sizes nccl-tests steps through with -b/-e/-f."""
-    out, size = [], min_bytes
+    out: list[int] = []
+    size = min_bytes
     while size <= max_bytes and len(out) < 64:
         out.append(size)
         size *= factor
@@ -77,7 +78,7 @@ class Plan:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Plan":
+    def from_dict(cls, data: dict) -> Plan:
         steps = [Step(**s) for s in data.get("steps") or []]
         return cls(**{**data, "steps": steps})
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 from allreduce_doctor import __version__
 from allreduce_doctor.errors import DoctorError
@@ -117,7 +117,7 @@ def confirm(args, nodes: list[str]) -> None:
 
 
 def record_folder(path: str | None) -> Path:
-    root = Path(path or f"allreduce-doctor-validate-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}")
+    root = Path(path or f"allreduce-doctor-validate-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise DoctorError(f"--record {root}: already exists and is not an empty folder")
     try:
@@ -168,7 +168,7 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     watch.on_round = on_round or progress_line(plan.max_seconds, watch.begun)  # headless: a line on stderr
     # {hostfile} in a template names this one; with --hostfile it only documents the nodes
     (root / HOSTFILE).write_text("".join(f"{n} slots={plan.ranks_per_node}\n" for n in plan.nodes), encoding="utf-8")
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     results, interrupted = [], True
     watch.step = plan.steps[0].name
     watch.start()

@@ -56,7 +56,8 @@ def save(path: str, text: str) -> str:
 
 class ExportDialog(ModalScreen):
     BINDINGS = [Binding("ctrl+s", "save", "Save", tooltip="save to the file named below (enter in the name does too)"),
-                Binding("ctrl+p", "post", "Post", tooltip="post it to GitHub or Jira: a form for the target, repository or project, base URL"),
+                Binding("ctrl+p", "post", "Post",
+                        tooltip="post it to GitHub or Jira: a form for the target, repository or project, base URL"),
                 Binding("escape", "dismiss", "Close", tooltip="close the export dialog")]
 
     def __init__(self, data: dict) -> None:

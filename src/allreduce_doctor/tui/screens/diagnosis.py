@@ -12,10 +12,10 @@ from textual.widgets import Button, Footer, Static, Tree
 
 from allreduce_doctor.tui.evidence_run import Sources, ranks_candidates, with_symptom
 from allreduce_doctor.tui.state import where
+from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.tree_model import DiagnosisModel
 from allreduce_doctor.tui.widgets.answers import AnswerBar
 from allreduce_doctor.tui.widgets.decision_tree import DecisionTree, Item
-from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.widgets.detail import cause_markup, evidence_keys, node_markup, verdict_markup
 
 

@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from textual.worker import get_current_worker
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.tui.watch_model import METRICS, NO_PORTS, RATE_WIDTH, CounterSource, Watch, fmt_rate
 from allreduce_doctor.tui.text import esc
+from allreduce_doctor.tui.watch_model import METRICS, NO_PORTS, RATE_WIDTH, CounterSource, Watch, fmt_rate
 
 
 class Tick(Message):
@@ -128,7 +128,8 @@ class WatchScreen(Screen):
         text = "\n".join(f"[$text-error b]{esc(s.text)}[/]" if s.kind == "loss" else f"[$text-warning b]{esc(s.text)}[/]"
                          for s in sigs)
         if not text:
-            text = "[$text-success]No loss or pause-cascade signature[/] [$text-muted](loss: retransmissions climbing; cascade: pause rising while nothing drops)[/]"
+            text = ("[$text-success]No loss or pause-cascade signature[/] "
+                    "[$text-muted](loss: retransmissions climbing; cascade: pause rising while nothing drops)[/]")
         if self.source.recorded and self.source.recorded > 1:
             text += f"\n[$text-muted]Replayed {self.watch_data.intervals} of {self.source.recorded} recorded intervals.[/]"
         self.query_one("#signatures", Static).update(text)

@@ -1,0 +1,36 @@
+"""IB asynchronous events as NCCL prints them: a non-fatal port error is a port event, a fatal QP
+event is recognized and names no cause it cannot support."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from allreduce_doctor.cli import main
+from allreduce_doctor.evidence import signatures
+
+P = "node-a:4242:4301 [3] "
+
+
+def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["diagnose", "--evidence", str(path), "--format", "json"])
+    return rc, json.loads(out.getvalue())
+
+
+def test_a_non_fatal_port_error_of_2_23_and_2_30_is_a_port_event():
+    for message in ("NET/IB : mlx5_0:1 Got async error event: port error",
+                    "NET/IB : mlx5_0:1 Got non-fatal async event: port error(10)"):
+        assert signatures.match(message).kind == "port_event", message
+
+
+def test_a_fatal_qp_event_is_recognized_and_names_no_cause_it_cannot_support(tmp_path):
+    text = (f"{P}transport/net_ib.cc:180 NCCL WARN NET/IB : mlx5_2:1 async fatal event on QP (0x7f3a2c01d2b0): "
+            "local work queue catastrophic error\n")
+    rc, d = _diagnose(tmp_path, text)
+    assert rc == 3 and d["findings"] == [] and d["verdict"] == "inconclusive"
+    assert any("moved a QP to error on its own" in i["reason"] for i in d["inconclusive"])
