@@ -108,6 +108,13 @@ LAG_HCA = {"NCCL_IB_HCA": "mlx5_bond"}
 PRIO_DISCARDS = {f"rx_prio{p}_discards": 0 for p in range(8)}
 BF3 = dict(hca_type="MT41692", fw_ver="32.38.3056", dmi=("Supermicro", "SYS-821GE-TNHR"))  # BlueField-3 SuperNIC, 400G
 
+# A Kubernetes pod: its own netns (lo, the CNI's eth0), NCCL_SOCKET_IFNAME=eth0; the host has no eth0.
+POD = dict(job_ifaces=("lo", "eth0"), env={"NCCL_SOCKET_IFNAME": "eth0"})
+# Broadcom BCM57508 whose devices rdma-core's udev rules renamed by PCI path (NAME_FALLBACK:
+# kernel-boot/rdma-persistent-naming.rules, Documentation/udev.md): rocep26s0f0 for bus 0x1a.
+BNXT_RENAMED = dict(driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0", kernel="6.14.0-15-generic",
+                    bnxt_cc=(1, 1), devices=tuple(f"rocep{int(b, 16)}s0f0" for b in N.NIC_BUSES[:8]))
+
 SCENARIOS: dict[str, N.Node] = {
     "ib-healthy": N.Node("ib"),
     "roce-healthy": N.Node("roce"),
@@ -264,6 +271,13 @@ SCENARIOS: dict[str, N.Node] = {
     "ib-peer-clean": N.Node("ib"),
     "ib-peer-nonroot": N.Node("ib", root=False),
     "dmesg-pcie-aer-nvme": N.Node("ib", dmesg=N.DMESG_AER_NVME),
+    # the job's view (issue 26 item 1): its netns, /dev/infiniband, libibverbs.d, memlock
+    "k8s-pod-own-eth0": N.Node("ib", **POD),
+    "k8s-pod-no-rdma-resource": N.Node("ib", job_uverbs=False, **POD),
+    "job-image-no-driver-file": N.Node("ib", libibverbs_d=(), verbs_loaded=False),
+    "bnxt-renamed-mlx5-image": N.Node("roce", **BNXT_RENAMED, job_providers=("mlx5",)),
+    "bnxt-renamed-healthy": N.Node("roce", **BNXT_RENAMED),
+    "job-memlock-64k": N.Node("ib", job_memlock="65536"),
 }
 
 
