@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -59,12 +57,18 @@ class FakeScontrol:
 
 @pytest.fixture
 def unknown_qos(tmp_path) -> str:
-    """roce-healthy without its mlnx_qos outputs: PFC, trust and ECN cannot be decided (inconclusive)."""
-    folder = tmp_path / "no-qos"
-    with tarfile.open(bundle("roce-healthy")) as tar:
-        tar.extractall(folder, filter="data")
-    shutil.rmtree(folder / "commands" / "qos_mlnx")
-    return str(folder)
+    """roce-healthy recorded where mlnx_qos answers nothing: PFC, trust and ECN cannot be decided
+    (inconclusive). Recorded, not cut out of the stored bundle: the current writer's member list
+    refuses a bundle with members removed (tests/snapshot/test_complete.py)."""
+    from allreduce_doctor.collect import record
+    from tests.scenarios.build import SCENARIOS as NODES
+    from tests.scenarios.build import fake_host
+
+    host = fake_host(NODES["roce-healthy"])
+    host.commands = [{argv: out for argv, out in sample.items() if argv[0] != "mlnx_qos"} for sample in host.commands]
+    out = tmp_path / "no-qos.tar.gz"
+    record(host, str(out), interval=1.0)
+    return str(out)
 
 
 @pytest.fixture

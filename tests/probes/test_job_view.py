@@ -9,7 +9,11 @@ from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.probes import job_view
 from allreduce_doctor.probes.derive_host import rdma_userspace
 from allreduce_doctor.probes.derive_job import socket_ifname
-from allreduce_doctor.probes.derive_job_view import job_memlock, provider_for, rdma_devices_seen
+from allreduce_doctor.probes.derive_job_view import (
+    job_memlock,
+    provider_for,
+    rdma_devices_seen,
+)
 from tests.scenarios.fakehost import FakeHost
 
 
@@ -86,8 +90,8 @@ def test_dev_infiniband_is_the_jobs_and_the_hosts_only_without_a_job():
         False, "the job's /proc/77/root/dev/infiniband has no uverbs* device (this node's /dev/infiniband has them)")
     host = rdma_devices_seen({"rdma.job_uverbs": missing("no NCCL job found on this node"), "rdma.uverbs": ok(True)})
     assert (host.value, host.reason) == ({"present": True, "from": "host", "devices": None},
-                                         "judged on this node's /dev/infiniband instead of the job's "
-                                         "(no NCCL job found on this node)")
+                                         ("judged on this node's /dev/infiniband instead of the job's "
+                                          "(no NCCL job found on this node)"))
     assert rdma_devices_seen({"rdma.job_uverbs": missing("x"), "rdma.uverbs": missing("y")}).status == MISSING
 
 
@@ -148,5 +152,17 @@ def test_a_provider_file_without_its_driver_file_is_missing_before_nccl_loads_it
 
 def test_a_device_whose_provider_is_unknown_leaves_the_answer_unknown():
     obs = _userspace([f"{LIB}/libibverbs.so.1.14.50.0"], [], {"rocep26s0f0": None}, missing("x"))
-    assert (obs.status, obs.reason) == (MISSING, "the verbs provider of rocep26s0f0 is not known "
-                                                 "(its kernel driver, /sys/class/infiniband/DEV/device/driver)")
+    assert (obs.status, obs.reason) == (MISSING, ("the verbs provider of rocep26s0f0 is not known "
+                                                  "(its kernel driver, /sys/class/infiniband/DEV/device/driver)"))
+
+
+def test_probes_list_shows_what_each_job_view_builtin_reads():
+    from allreduce_doctor.doctor import load_catalogue
+
+    probes = load_catalogue().probes
+    touches = {pid: probes[pid].touches()[0] for pid in job_view.BUILTINS}
+    assert "/proc/PID/net/dev" in touches["job_net_ifaces"]
+    assert "/proc/PID/root/dev/infiniband/uverbs*" in touches["job_uverbs"]
+    assert "/proc/PID/limits" in touches["job_limits"] and "/proc/PID/status CapEff" in touches["job_limits"]
+    assert "/proc/PID/root/etc/libibverbs.d/*" in touches["job_verbs_config"]
+    assert "/sys/class/infiniband/*/device/driver" in touches["rdma_device_drivers"]

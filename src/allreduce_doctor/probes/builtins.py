@@ -9,10 +9,10 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation
 from allreduce_doctor.parsers import parse
-from allreduce_doctor.probes.job_process import job_of as _job, root_of as _root
+from allreduce_doctor.probes.job_process import job_of as _job
+from allreduce_doctor.probes.job_process import root_of as _root
 from allreduce_doctor.probes.job_view import BUILTINS as JOB_VIEW
 from allreduce_doctor.probes.permission import NEEDS_ROOT
-
 
 SOURCE = "psutil: /proc/*/environ, /proc/*/maps"
 

@@ -11,8 +11,11 @@ from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.parsers.kernel import link_flaps, xid_codes
 from allreduce_doctor.probes import derive_job_view, pci_path
-from allreduce_doctor.probes.derive_job_view import configured_providers, device_providers
 from allreduce_doctor.probes.derive_job import blocked_input
+from allreduce_doctor.probes.derive_job_view import (
+    configured_providers,
+    device_providers,
+)
 
 Inputs = dict[str, Observation]
 
