@@ -28,6 +28,7 @@ ALLOWED_PREFIXES = (
 ALLOWED_NAMES = frozenset({
     "LD_LIBRARY_PATH", "LD_PRELOAD", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
     "GLOO_SOCKET_IFNAME", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "SLURM_PROCID", "SLURM_LOCALID",
+    "RDMAV_DRIVERS", "IBV_DRIVERS",  # verbs providers libibverbs loads (rdma-core dynamic_driver.c)
 })
 # Matched on the upper-cased name. KEY counts as its own word (_KEY, API_KEY): a partition key
 # (NCCL_IB_PKEY, UCX_IB_PKEY; NCCL environment variable docs) and a document's "key" field are not secrets.

@@ -161,7 +161,7 @@ def test_a_busbw_table_alone_names_its_number_and_is_inconclusive(tmp_path, caps
     assert code == 3
     assert out.splitlines()[2:5] == [
         "INCONCLUSIVE",
-        "  No fault found, but 30 checks could not be decided (listed under Inconclusive): missing evidence is not a healthy node.",
+        "  No fault found, but 31 checks could not be decided (listed under Inconclusive): missing evidence is not a healthy node.",
         "  Bandwidth: busbw is 338.82 GB/s (peak busbw at large sizes); what the NICs can carry is not known: "
         "paste `ibstat` (or diagnose on the node) to compare"]
     assert "every check passed" not in out

@@ -187,6 +187,12 @@ def gcp(plugin: str = TCPX, gvnic: int = 5, **changes) -> N.Node:
 TCPXO_ENV = {"NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": None, "NCCL_GPUDIRECTTCPX_CTRL_DEV": None,
              "NCCL_FASTRAK_CTRL_DEV": "eth0", "NCCL_FASTRAK_IFNAME": "eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8",
              "NCCL_FASTRAK_USE_SNAP": "1", "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"}
+# A Kubernetes pod: its own netns (lo, the CNI's eth0), NCCL_SOCKET_IFNAME=eth0; the host has no eth0.
+POD = dict(job_ifaces=("lo", "eth0"), env={"NCCL_SOCKET_IFNAME": "eth0"})
+# Broadcom BCM57508 whose devices rdma-core's udev rules renamed by PCI path (NAME_FALLBACK:
+# kernel-boot/rdma-persistent-naming.rules, Documentation/udev.md): rocep26s0f0 for bus 0x1a.
+BNXT_RENAMED = dict(driver="bnxt", hca_type="BCM57508", fw_ver="227.1.111.0", kernel="6.14.0-15-generic",
+                    bnxt_cc=(1, 1), devices=tuple(f"rocep{int(b, 16)}s0f0" for b in N.NIC_BUSES[:8]))
 
 SCENARIOS: dict[str, N.Node] = {
     "ib-healthy": N.Node("ib"),
@@ -391,6 +397,13 @@ SCENARIOS: dict[str, N.Node] = {
                                       nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4"),
     "gdr-level-pix-on-pxb": N.Node("ib", topo=T.topo_pxb(), switch_name=MICROCHIP_SWITCH,
                                    env={"NCCL_NET_GDR_LEVEL": "PIX"}),
+    # the job's view (issue 26 item 1): its netns, /dev/infiniband, libibverbs.d, memlock
+    "k8s-pod-own-eth0": N.Node("ib", **POD),
+    "k8s-pod-no-rdma-resource": N.Node("ib", job_uverbs=False, **POD),
+    "job-image-no-driver-file": N.Node("ib", libibverbs_d=(), verbs_loaded=False),
+    "bnxt-renamed-mlx5-image": N.Node("roce", **BNXT_RENAMED, job_providers=("mlx5",)),
+    "bnxt-renamed-healthy": N.Node("roce", **BNXT_RENAMED),
+    "job-memlock-64k": N.Node("ib", job_memlock="65536"),
 }
 
 

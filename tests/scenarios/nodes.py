@@ -157,6 +157,13 @@ class Node:
     gds: tuple = ()  # port indexes of GPUDirect Storage HCAs under the GPUs' switches (PIX to GPUs 2k, 2k+1)
     nic_numa: dict = field(default_factory=dict)  # nic index -> numa_node (default: 0 for the first 4, else 1)
     switch_name: str | None = None  # lspci's name of the PCIe switch ports (None: the real Broadcom PEX890xx)
+    # the job's view (issue 26 item 1): its netns, /dev, libibverbs.d, limits; defaults: a healthy job
+    job_ifaces: tuple | None = None  # interfaces of the job's netns (None: the host's, a host-network job)
+    job_uverbs: bool | None = None  # /dev/infiniband/uverbs* in the job's root (None: as uverbs)
+    job_providers: tuple | None = None  # verbs providers in the job's image (None: the NIC's, when provider)
+    libibverbs_d: tuple | None = None  # NAME.driver files of its /etc/libibverbs.d (None: one per provider)
+    job_memlock: str = "unlimited"  # its RLIMIT_MEMLOCK, soft and hard (bytes or unlimited)
+    job_capeff: str = "0000000000000000"  # its CapEff (a non-root job: no capabilities)
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -193,12 +200,56 @@ def provider_name(node: Node) -> str:
     return "bnxt_re" if node.driver == "bnxt" else "efa" if node.driver == "efa" else "mlx5"
 
 
+def image_providers(node: Node) -> tuple:
+    if node.job_providers is not None:
+        return node.job_providers
+    return (provider_name(node),) if node.provider else ()
+
+
+def driver_files(node: Node) -> tuple:
+    return image_providers(node) if node.libibverbs_d is None else node.libibverbs_d
+
+
 def job_rdma_libs(node: Node) -> list[str]:
-    """What the job's process maps of the RDMA userspace its image holds, once NCCL initialized."""
+    """What the job's process maps of the RDMA userspace its image holds, once NCCL initialized:
+    libibverbs and every provider its /etc/libibverbs.d names (rdma-core load_drivers)."""
     if not node.verbs_loaded or not node.verbs:
         return []
     libs = ["/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"]
-    return libs + ([f"/usr/lib/x86_64-linux-gnu/lib{provider_name(node)}.so.1.24.50.0"] if node.provider else [])
+    return libs + [f"/usr/lib/x86_64-linux-gnu/lib{p}.so.1.24.50.0" for p in image_providers(node) if p in driver_files(node)]
+
+
+NET_DEV_HEAD = ("Inter-|   Receive                                                |  Transmit\n"
+                " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+                "carrier compressed\n")
+
+
+def _job_view(node: Node, files: dict) -> dict:
+    """The job's /proc/PID files: net/dev of its netns, limits, status; its root's /dev/infiniband
+    and /etc/libibverbs.d (formats: net/core/net-procfs.c, fs/proc/base.c proc_pid_limits, proc(5))."""
+    names = node.job_ifaces
+    if names is None:
+        names = sorted({path.split("/")[4] for path in files if path.startswith("/sys/class/net/")})
+    out = {f"/proc/{JOB_PID}/net/dev": NET_DEV_HEAD + "".join(
+        f"{n:>6}: 9120345 60321 0 0 0 0 0 0 8810034 59112 0 0 0 0 0 0\n" for n in names)}
+    memlock = node.job_memlock
+    out[f"/proc/{JOB_PID}/limits"] = (
+        "Limit                     Soft Limit           Hard Limit           Units     \n"
+        "Max cpu time              unlimited            unlimited            seconds   \n"
+        f"Max locked memory         {memlock:<21}{memlock:<21}bytes     \n"
+        "Max open files            1048576              1048576              files     \n")
+    out[f"/proc/{JOB_PID}/status"] = (f"Name:\tpython3\nPid:\t{JOB_PID}\nUid:\t1000\t1000\t1000\t1000\n"
+                                      f"CapInh:\t0000000000000000\nCapPrm:\t{node.job_capeff}\nCapEff:\t{node.job_capeff}\n")
+    if node.uverbs if node.job_uverbs is None else node.job_uverbs:
+        for u in range(node.ports):
+            out[f"{JOB_ROOT}/dev/infiniband/uverbs{u}"] = ""
+        out[f"{JOB_ROOT}/dev/infiniband/rdma_cm"] = ""
+    if node.verbs:
+        for name in driver_files(node):
+            out[f"{JOB_ROOT}/etc/libibverbs.d/{name}.driver"] = f"driver {name}\n"
+    for name in image_providers(node):
+        out[f"{JOB_ROOT}/usr/lib/x86_64-linux-gnu/libibverbs/lib{name}-rdmav34.so"] = ""
+    return out
 
 
 def device(node: Node, i: int) -> str:
@@ -311,6 +362,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         links[f"{IB}/{dev}/device"] = f"/sys/devices/pci0000:{NIC_BUSES[i]}/0000:{NIC_BUSES[i]}:01.0/{bdf}"
         if node.pci_device:
             files[f"{IB}/{dev}/device/device"] = files[f"{PCI}/{bdf}/device"] = node.pci_device
+        links[f"{IB}/{dev}/device/driver"] = f"/sys/bus/pci/drivers/{'bnxt_en' if node.driver == 'bnxt' else 'mlx5_core'}"
         files.update(_gid_files(node, i, port))
         files.update(_counters(node, i, port, later))
         width = node.pci_width.get(i, 16)
@@ -366,13 +418,11 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     if node.uverbs:
         for u in range(node.ports):
             files[f"/dev/infiniband/uverbs{u}"] = ""
-    for root, verbs, provider in (("", node.host_verbs, node.host_verbs), (JOB_ROOT, node.verbs, node.provider)):
-        if root and not node.job:
-            continue
-        if verbs:
-            files[f"{root}/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
-        if provider:
-            files[f"{root}/usr/lib/x86_64-linux-gnu/libibverbs/lib{provider_name(node)}-rdmav34.so"] = ""
+    if node.host_verbs:
+        files["/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
+        files[f"/usr/lib/x86_64-linux-gnu/libibverbs/lib{provider_name(node)}-rdmav34.so"] = ""
+    if node.job and node.verbs:
+        files[f"{JOB_ROOT}/usr/lib/x86_64-linux-gnu/libibverbs.so.1"] = ""
     if node.job:
         files[f"{JOB_ROOT}/etc/passwd"] = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n"
         files.update({f"{JOB_ROOT}{path}": text for path, text in node.job_files.items()})
@@ -381,6 +431,8 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
     for name in node.netdevs:
         files[f"/sys/class/net/{name}/operstate"] = "unknown" if name == "lo" else "up"
         files[f"/sys/class/net/{name}/mtu"] = "65536" if name == "lo" else "1500"
+    if node.job:
+        files.update(_job_view(node, files))
     return files, links
 
 

@@ -6,12 +6,14 @@ from typing import Callable
 
 from allreduce_doctor.domain import version_tuple
 from allreduce_doctor.errors import ParseError
-from allreduce_doctor.hosts.base import Host, ProcessInfo
+from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import ERROR, MISSING, OK, Observation
 from allreduce_doctor.parsers import parse
 from allreduce_doctor.probes import builtins_net
+from allreduce_doctor.probes.job_process import job_of as _job
+from allreduce_doctor.probes.job_process import root_of as _root
+from allreduce_doctor.probes.job_view import BUILTINS as JOB_VIEW
 from allreduce_doctor.probes.permission import NEEDS_ROOT
-
 
 SOURCE = "psutil: /proc/*/environ, /proc/*/maps"
 
@@ -41,19 +43,6 @@ def _lib_version(path: str) -> str | None:
     _, sep, tail = name.partition("libnccl.so.")
     parts = tail.split(".")
     return tail if sep and len(parts) >= 3 and all(p.isdigit() for p in parts[:3]) else None
-
-
-def _job(procs: list[ProcessInfo]) -> ProcessInfo | None:
-    """The NCCL job's process whose files are read: one that maps libnccl and whose environment
-    was readable, else any found."""
-    ranked = sorted(procs, key=lambda p: (not p.maps_nccl, not p.env_readable, p.pid))
-    return ranked[0] if ranked else None
-
-
-def _root(job: ProcessInfo | None) -> str:
-    """Where the job's files are: /proc/PID/root is the process's own root, its container's
-    filesystem (proc(5)); without a job, this tool's own filesystem."""
-    return f"/proc/{job.pid}/root" if job else ""
 
 
 def _conf(host: Host, path: str, role: str) -> Observation:
@@ -148,4 +137,5 @@ BUILTINS: dict[str, Callable[[Host], Observation]] = {
     "job_rdma_userspace": job_rdma_userspace,
     "net_devices": builtins_net.net_devices,  # EFA devices, gVNIC netdevs
     "job_net_plugin": lambda host: builtins_net.job_net_plugin(host, _job(host.processes())),
+    **JOB_VIEW,  # the job's interfaces, /dev/infiniband, verbs config, limits (probes/job_view.py)
 }

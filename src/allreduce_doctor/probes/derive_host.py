@@ -7,11 +7,15 @@ from __future__ import annotations
 import posixpath
 import re
 
-from allreduce_doctor.domain import RDMA_LIB, verbs_provider
+from allreduce_doctor.domain import RDMA_LIB
 from allreduce_doctor.observations import MISSING, OK, Observation
 from allreduce_doctor.parsers.kernel import link_flaps, xid_codes
-from allreduce_doctor.probes import pci_path
+from allreduce_doctor.probes import derive_job_view, pci_path
 from allreduce_doctor.probes.derive_job import blocked_input
+from allreduce_doctor.probes.derive_job_view import (
+    configured_providers,
+    device_providers,
+)
 
 Inputs = dict[str, Observation]
 
@@ -29,9 +33,12 @@ def _libs(paths) -> set[str]:
 def rdma_userspace(inputs: Inputs) -> Observation:
     """What the job lacks of libibverbs and the providers of this node's RDMA devices. NCCL loads
     them inside the job's mount namespace (dlopen libibverbs.so[.1], src/misc/ibvsymbols.cc), so
-    the job decides, never this tool's filesystem: mapped in /proc/PID/maps is present; not mapped
-    (NCCL may not have initialized yet) is judged from the job's /proc/PID/root. Without a job it
-    is unknown: the job's maps, or a log's `Failed to open libibverbs`, decide it."""
+    the job decides, never this tool's filesystem. The provider a device needs follows its kernel
+    driver (probes/derive_job_view.py). Mapped in /proc/PID/maps decides: once libibverbs is mapped,
+    NCCL's ibv_get_device_list has loaded every provider the image configures (rdma-core
+    libibverbs/init.c: load_drivers), so one not mapped is missing whatever files the image holds.
+    Not mapped (NCCL may not have initialized yet) is judged from the job's /proc/PID/root: the
+    provider's file and its /etc/libibverbs.d entry. Without a job it is unknown."""
     if (blocked := blocked_input(inputs, "node.fabric")) is not None:
         return blocked
     if inputs["node.fabric"].value.get("fabric") == "none":
@@ -39,18 +46,38 @@ def rdma_userspace(inputs: Inputs) -> Observation:
     job = inputs["rdma.job_userspace"]
     if job.status != OK:
         return Observation("", None, job.status, reason=f"rdma.job_userspace: {job.reason or job.status}")
-    ports = inputs["rdma.ports"].value if inputs["rdma.ports"].status == OK else []
-    needed = ["ibverbs"] + sorted({p for p in (verbs_provider(r.get("device")) for r in ports or []) if p})
+    by_provider, unmatched = device_providers(inputs)
+    needed = ["ibverbs"] + sorted(by_provider)
     mapped, files = _libs(job.value.get("mapped")), job.value.get("files")
     value = {"needed": needed, "mapped": sorted(mapped), "pid": job.value.get("pid")}
+    if unmatched:
+        value["unmatched"] = unmatched
     if all(lib in mapped for lib in needed):
-        return Observation("", dict(value, missing=[], **{"from": "/proc/PID/maps"}), OK)
+        return _unmatched(value, [], "/proc/PID/maps")
+    if "ibverbs" in mapped:
+        return _unmatched(value, [f"lib{lib}" for lib in needed if lib not in mapped], "/proc/PID/maps (libibverbs loaded)")
     if files is None:
         return Observation("", None, MISSING, reason=f"the job maps no {', '.join(n for n in needed if n not in mapped)} "
                                                      f"yet and {job.reason or 'its root is not readable'}")
     present = mapped | _libs(files)
-    missing = [f"lib{lib}" for lib in needed if lib not in present]
-    return Observation("", dict(value, missing=missing, files=files, **{"from": "/proc/PID/maps and /proc/PID/root"}), OK)
+    # The image's own rdma-core reads /etc/libibverbs.d (IBV_CONFIG_DIR); one under another prefix
+    # (LD_LIBRARY_PATH) has its own, not known here.
+    standard = all(str(f).startswith(("/usr/", "/lib")) for f in files if "libibverbs.so" in str(f))
+    configured = configured_providers(inputs) if standard else None
+    unconfigured = [lib for lib in needed[1:] if lib in present and configured is not None and lib not in configured]
+    missing = [f"lib{lib}" for lib in needed if lib not in present or lib in unconfigured]
+    value.update(files=files, configured=None if configured is None else sorted(configured))
+    if unconfigured:
+        value["no_driver_file"] = [f"/etc/libibverbs.d/{lib}.driver" for lib in unconfigured]
+    return _unmatched(value, missing, "/proc/PID/maps and /proc/PID/root")
+
+
+def _unmatched(value: dict, missing: list[str], source: str) -> Observation:
+    """A device whose provider is unknown leaves the answer unknown when nothing else is missing."""
+    if not missing and value.get("unmatched"):
+        return Observation("", None, MISSING, reason=f"the verbs provider of {', '.join(value['unmatched'])} is not "
+                                                     "known (its kernel driver, /sys/class/infiniband/DEV/device/driver)")
+    return Observation("", dict(value, missing=missing, **{"from": source}), OK)
 
 
 def kernel_events(inputs: Inputs) -> Observation:
@@ -94,4 +121,5 @@ def _aer_on_path(lines: list[str], lspci: Observation | None) -> tuple[list[str]
     return on, off, ""
 
 
-DERIVATIONS = {"rdma_userspace": rdma_userspace, "kernel_events": kernel_events}
+DERIVATIONS = {"rdma_userspace": rdma_userspace, "kernel_events": kernel_events,
+               **derive_job_view.DERIVATIONS}  # the job's /dev/infiniband and memlock

@@ -143,12 +143,18 @@ def hca_selection(inputs: Inputs) -> Observation:
 
 
 def socket_ifname(inputs: Inputs) -> Observation:
-    """The interfaces NCCL_SOCKET_IFNAME picks; a problem when none, or only virtual ones."""
+    """The interfaces NCCL_SOCKET_IFNAME picks; a problem when none, or only virtual ones. NCCL
+    lists them with getifaddrs() in the job's network namespace (src/misc/socket.cc
+    ncclFindInterfaces; src/os/linux.cc at v2.30), so the job's /proc/PID/net/dev decides; the
+    host's /sys/class/net only when no job is found, and the reason says so."""
     if not _known_job(inputs, "NCCL_SOCKET_IFNAME"):
         return Observation("", None, MISSING, reason="the job's environment was not observed")
     spec = _vars(inputs).get("NCCL_SOCKET_IFNAME", "")
-    ifaces = inputs["net.all_ifaces"]
+    ifaces, job = inputs["net.all_ifaces"], inputs.get("net.job_ifaces")
     names = [r["name"] for r in ifaces.value or []] if ifaces.status in (OK, NOT_APPLICABLE) else None
+    where = f"this node's /sys/class/net (judged on the host: {job.reason or job.status})" if job else "this node"
+    if job is not None and job.status == OK:
+        names, where = list(job.value.get("names") or []), "the job's network namespace"
     if not spec:
         return Observation("", {"value": None, "matched": None, "problem": None}, OK)
     choose = _prefix_filter(spec)
@@ -157,14 +163,15 @@ def socket_ifname(inputs: Inputs) -> Observation:
     if names is not None:
         matched = [n for n in names if choose(n)]
         if not matched:
-            problem = "no interface on this node matches"
+            problem = "no interface in the job's network namespace matches" if where.startswith("the job") \
+                else "no interface on this node matches"
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
         problem = "only loopback or virtual interfaces, which peers cannot reach"
     if problem is None and names is None:  # unread is unknown: the list may match nothing here
         return Observation("", None, MISSING, reason=f"NCCL_SOCKET_IFNAME={spec} is set but this node's interfaces "
                                                      f"were not read ({ifaces.reason or 'net.all_ifaces missing'})")
-    return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK)
+    return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK, reason=f"interfaces of {where}")
 
 
 def nccl_tuning(inputs: Inputs) -> Observation:

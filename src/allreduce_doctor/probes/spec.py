@@ -115,6 +115,8 @@ class ProbeSpec:
             return [" ".join(step.command.argv) for step in self.steps]
         if self.kind == "exists":
             return list(self.paths)
+        if self.kind == "builtin" and self.title:  # a builtin's title declares what it reads
+            return [f"builtin:{self.builtin}: {' '.join(self.title.split())}"]
         return [f"{self.kind}:{self.builtin}"]
 
 

@@ -1,0 +1,139 @@
+"""The node as the running job sees it: NCCL runs in the job's mount and network namespaces, so
+its interfaces, /dev/infiniband, verbs configuration, memlock limit and capabilities are read
+from the job's process (/proc/PID/...), never from this tool's own namespaces. Without a job each
+fact is missing, and its derivation (probes/derive_job_view.py) falls back to the host and says so.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from allreduce_doctor.hosts.base import Host
+from allreduce_doctor.observations import MISSING, OK, Observation
+from allreduce_doctor.probes.job_process import job_of, root_of
+
+NO_JOB = "no NCCL job found on this node"
+# The variables libibverbs reads for providers to load beside its config files (rdma-core
+# libibverbs/dynamic_driver.c load_drivers: RDMAV_DRIVERS, else IBV_DRIVERS, split at ':' ';').
+DRIVER_VARS = ("RDMAV_DRIVERS", "IBV_DRIVERS")
+CAP_IPC_LOCK = 14  # include/uapi/linux/capability.h; capabilities(7)
+
+
+def _find(host: Host):
+    job = job_of(host.processes())
+    return job, (f"/proc/{job.pid}" if job else "")
+
+
+def job_net_ifaces(host: Host) -> Observation:
+    """The interfaces of the job's network namespace: /proc/PID/net/dev lists the netns of the
+    process (network_namespaces(7)), the interfaces NCCL's getifaddrs() walks (NVIDIA/nccl
+    src/misc/socket.cc ncclFindInterfaces; src/os/linux.cc at v2.30)."""
+    job, proc = _find(host)
+    if job is None:
+        return Observation("", None, MISSING, "/proc/PID/net/dev", NO_JOB)
+    res = host.read(f"{proc}/net/dev")
+    if not res.ok:
+        return Observation("", None, MISSING, f"{proc}/net/dev", f"the job's /proc/{job.pid}/net/dev: {res.reason}")
+    # Two header lines, then "  eth0: <16 counters>" (net/core/net-procfs.c dev_seq_show)
+    names = [line.split(":", 1)[0].strip() for line in (res.text or "").splitlines()[2:] if ":" in line]
+    return Observation("", {"pid": job.pid, "names": names}, OK, f"{proc}/net/dev")
+
+
+def job_uverbs(host: Host) -> Observation:
+    """/dev/infiniband/uverbs* in the job's mount namespace, where libibverbs opens them
+    (rdma-core libibverbs/device.c, util/open_cdev.c: RDMA_CDEV_DIR "/dev/infiniband")."""
+    job, _ = _find(host)
+    if job is None:
+        return Observation("", None, MISSING, "/proc/PID/root/dev/infiniband", NO_JOB)
+    root = root_of(job)
+    if not host.glob(f"{root}/*"):
+        return Observation("", None, MISSING, f"{root}/dev/infiniband",
+                           f"{root} not readable (run as the job's user or root)")
+    found = [posixpath.basename(p) for p in host.glob(f"{root}/dev/infiniband/uverbs*")]
+    return Observation("", {"pid": job.pid, "devices": found}, OK, f"{root}/dev/infiniband")
+
+
+def _limit(value: str) -> int | str | None:
+    value = value.strip()
+    return "unlimited" if value == "unlimited" else (int(value) if value.isdigit() else None)
+
+
+def job_limits(host: Host) -> Observation:
+    """The job's RLIMIT_MEMLOCK (/proc/PID/limits, "Max locked memory", fs/proc/base.c
+    proc_pid_limits) and whether CAP_IPC_LOCK is in its effective set (/proc/PID/status CapEff,
+    proc(5)): ibv_reg_mr pins beyond the limit only with CAP_IPC_LOCK (kernel
+    drivers/infiniband/core/umem.c ib_umem_get)."""
+    job, proc = _find(host)
+    if job is None:
+        return Observation("", None, MISSING, "/proc/PID/limits", NO_JOB)
+    limits, status = host.read(f"{proc}/limits"), host.read(f"{proc}/status")
+    soft = hard = cap = None
+    for line in (limits.text or "").splitlines() if limits.ok else ():
+        if line.startswith("Max locked memory"):
+            fields = line[len("Max locked memory"):].split()
+            soft, hard = (_limit(f) for f in (fields + ["", ""])[:2])
+    for line in (status.text or "").splitlines() if status.ok else ():
+        if line.startswith("CapEff:"):
+            try:
+                cap = bool(int(line.split(":", 1)[1].strip(), 16) >> CAP_IPC_LOCK & 1)
+            except ValueError:
+                cap = None
+    if soft is None and cap is None:
+        why = limits.reason if not limits.ok else "no Max locked memory line"
+        return Observation("", None, MISSING, f"{proc}/limits", f"the job's /proc/{job.pid}/limits: {why}")
+    value = {"pid": job.pid, "memlock_soft": soft, "memlock_hard": hard, "cap_ipc_lock": cap}
+    return Observation("", value, OK, f"{proc}/limits, {proc}/status")
+
+
+def _driver_names(text: str) -> list[str]:
+    """The `driver NAME` lines of a libibverbs.d file (rdma-core dynamic_driver.c read_config_file:
+    leading blanks skipped, # comments; a NAME may be a path, loaded as NAME + the provider suffix)."""
+    names = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "driver":
+            names.append(fields[1])
+    return names
+
+
+def job_verbs_config(host: Host) -> Observation:
+    """The providers the job's libibverbs is configured to load: every regular file of its
+    /etc/libibverbs.d (rdma-core dynamic_driver.c read_config, IBV_CONFIG_DIR; rdma-core installs
+    one NAME.driver per provider, buildlib/rdma_functions.cmake) and RDMAV_DRIVERS / IBV_DRIVERS
+    in its environment. None for the files when the job's root is not readable."""
+    job, _ = _find(host)
+    if job is None:
+        return Observation("", None, MISSING, "/proc/PID/root/etc/libibverbs.d", NO_JOB)
+    root = root_of(job)
+    files = None
+    if host.glob(f"{root}/*"):
+        files = {}
+        for path in host.glob(f"{root}/etc/libibverbs.d/*"):
+            res = host.read(path)
+            if res.ok:
+                files[posixpath.basename(path)] = _driver_names(res.text or "")
+    env = {k: job.env[k] for k in DRIVER_VARS if job.env.get(k)}
+    value = {"pid": job.pid, "files": files, "env": env}
+    return Observation("", value, OK, f"{root}/etc/libibverbs.d",
+                       "" if files is not None else f"{root} not readable (run as the job's user or root)")
+
+
+def rdma_device_drivers(host: Host) -> Observation:
+    """The kernel driver of each RDMA device's parent (/sys/class/infiniband/DEV/device/driver):
+    libibverbs matches a provider to a device by the kernel's driver, never by the device's name,
+    which rdma-core's udev rules may rename (kernel-boot/rdma-persistent-naming.rules)."""
+    devices = [posixpath.basename(p) for p in host.glob("/sys/class/infiniband/*")]
+    drivers = {}
+    for dev in devices:
+        target = host.readlink(f"/sys/class/infiniband/{dev}/device/driver")
+        drivers[dev] = posixpath.basename(target.rstrip("/")) if target else None
+    return Observation("", drivers, OK, "/sys/class/infiniband/*/device/driver")
+
+
+BUILTINS = {
+    "job_net_ifaces": job_net_ifaces,
+    "job_uverbs": job_uverbs,
+    "job_limits": job_limits,
+    "job_verbs_config": job_verbs_config,
+    "rdma_device_drivers": rdma_device_drivers,
+}
