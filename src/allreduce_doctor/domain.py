@@ -276,12 +276,10 @@ def nccl_auto_gid(table: dict[int, dict], family: str = "AF_INET", roce_version:
         cur, new = table.get(best), table.get(cand)
         if not _in_subnet(new, subnet):
             continue
-        if fam(new) != fam(cur) and fam(new) == family:
+        if fam(new) != fam(cur) and fam(new) == family or fam(new) == family and valid(new) and (
+                ((cur or {}).get("version") != (new or {}).get("version") or not valid(cur))
+                and (new or {}).get("version") == roce_version):
             best = cand
-        elif fam(new) == family and valid(new):
-            if ((cur or {}).get("version") != (new or {}).get("version") or not valid(cur)) \
-                    and (new or {}).get("version") == roce_version:
-                best = cand
     return best
 
 

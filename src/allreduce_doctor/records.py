@@ -58,7 +58,7 @@ class CommandResult:
         return as_plain(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CommandResult":
+    def from_dict(cls, data: dict) -> CommandResult:
         return cls(
             argv=[str(a) for a in data.get("argv", [])],
             rc=data.get("rc"),

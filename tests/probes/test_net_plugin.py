@@ -14,7 +14,9 @@ def _job(**over):
 
 
 def _facts(job=None, env=None, efa=("rdmap79s0",), gvnic=(), product="p5.48xlarge", log=None):
-    ok = lambda v: Observation("", v, OK)
+    def ok(v):
+        return Observation("", v, OK)
+
     return {"net.plugin_devices": ok({"efa": list(efa), "gvnic": list(gvnic)}),
             "nccl.job_net": ok(job) if job is not None else Observation("", None, MISSING),
             "nccl.env": ok({"vars": env or {}}), "rdma.ports": ok([]), "node.dmi": ok({"product_name": product}),
@@ -58,7 +60,9 @@ def test_libfabric_without_efa_only_when_nothing_could_hide_it():
 
 
 def test_fi_provider_steering_away_from_efa():
-    forced = lambda value: net_plugin(_facts(_job(), {"FI_PROVIDER": value})).value["provider_forced"]
+    def forced(value):
+        return net_plugin(_facts(_job(), {"FI_PROVIDER": value})).value["provider_forced"]
+
     assert [forced(x) for x in ("tcp", "sockets", "^efa", "efa", "efa,tcp", "^tcp")] == ["tcp", "sockets", "^efa", "", "", ""]
 
 

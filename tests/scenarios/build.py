@@ -7,7 +7,6 @@ The expected result of each lives beside it in expected.yaml (python -m tests.sc
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 
-from tests.hostclock import SampleClock
 from allreduce_doctor.hosts.base import FILE_MISSING, CommandResult, FileResult, HostIdentity, ProcessInfo
+from tests.hostclock import SampleClock
 
 
 class FakeHost(SampleClock):

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from allreduce_doctor.hosts.base import HostIdentity, ProcessInfo
-from tests.scenarios.fakehost import FakeHost
-
 IB = "/sys/class/infiniband"
 PCI = "/sys/bus/pci/devices"
 NIC_BUSES = ["1a", "3c", "4d", "5d", "9b", "bb", "cb", "db", "29", "2a", "a9", "aa"]  # the last 4: storage cards
@@ -382,16 +379,16 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             lag_files, lag_links = _lag_files(node, i)
             files.update(lag_files)
             links.update(lag_links)
-        for nd in (nd, lag_member(node, i)) if node.fabric == "roce" and node.driver == "mlx5" else ():
-            if nd is None or not node.ecn_sysfs:  # the ecn sysfs is MLNX_OFED mlx5 only
+        for ecn_nd in (nd, lag_member(node, i)) if node.fabric == "roce" and node.driver == "mlx5" else ():
+            if ecn_nd is None or not node.ecn_sysfs:  # the ecn sysfs is MLNX_OFED mlx5 only
                 continue
             for point in ("roce_np", "roce_rp"):
                 for prio in range(8):
                     on = node.ecn.get(i, {}).get(prio, 1 if prio == 3 else 0)
-                    files[f"/sys/class/net/{nd}/ecn/{point}/enable/{prio}"] = str(on)
+                    files[f"/sys/class/net/{ecn_nd}/ecn/{point}/enable/{prio}"] = str(on)
             if node.cnp_dscp is not None:
-                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_dscp"] = str(node.cnp_dscp)
-                files[f"/sys/class/net/{nd}/ecn/roce_np/cnp_802p_prio"] = "6"
+                files[f"/sys/class/net/{ecn_nd}/ecn/roce_np/cnp_dscp"] = str(node.cnp_dscp)
+                files[f"/sys/class/net/{ecn_nd}/ecn/roce_np/cnp_802p_prio"] = "6"
         if node.fabric == "roce" and node.driver == "bnxt" and node.bnxt_cc is not None:
             cc = f"/sys/kernel/debug/bnxt_re/{bdf}/cc_config"
             files[f"{cc}/enable_cc"], files[f"{cc}/tos_ecn"] = (str(v) for v in node.bnxt_cc)

@@ -15,7 +15,7 @@ def reference(name: str) -> str:
     return text.split("\n", 3)[3] if text.startswith("# source:") else text
 
 
-def ibstat(node: "N.Node") -> str:
+def ibstat(node: N.Node) -> str:
     out = []
     for i in range(node.ports):
         state, phys = node.state.get(i, ("4: ACTIVE", "5: LinkUp"))
@@ -33,7 +33,7 @@ def ibstat(node: "N.Node") -> str:
     return "\n".join(out) + "\n"
 
 
-def ibv_devinfo(node: "N.Node") -> str:
+def ibv_devinfo(node: N.Node) -> str:
     out = []
     for i in range(node.ports):
         roce = N.is_eth(node, i)
@@ -63,12 +63,12 @@ def ibv_devinfo(node: "N.Node") -> str:
 DEFAULT_PFC = "0   0   0   1   0   0   0   0"  # mlnx_qos's `enabled` row: PFC on priority 3
 
 
-def pfc_priorities(node: "N.Node", i: int) -> set[int]:
+def pfc_priorities(node: N.Node, i: int) -> set[int]:
     """The priorities with PFC enabled on port i (what mlnx_qos and dcb print for it)."""
     return {prio for prio, bit in enumerate(node.pfc.get(i, DEFAULT_PFC).split()) if bit == "1"}
 
 
-def ethtool_stats(node: "N.Node", i: int, later: bool, member: int = 0) -> str:
+def ethtool_stats(node: N.Node, i: int, later: bool, member: int = 0) -> str:
     """mlx5 `ethtool -S`: traffic on node.traffic_prio; pause frames only where that priority has
     PFC enabled on this port. PFC pauses per priority (IEEE 802.1Qbb): a priority without PFC sends
     and counts no PFC frames, so rx/tx_prio<p>_pause stay 0 there; rx/tx_pause_ctrl_phy count the
@@ -136,7 +136,7 @@ def _bnxt_name(mlx5: str) -> str | None:
     return None
 
 
-def dcb_pfc(node: "N.Node", i: int) -> str:
+def dcb_pfc(node: N.Node, i: int) -> str:
     """iproute2 `dcb -j pfc show dev IF` (the inbox-driver way), PFC on priority 3."""
     enabled = pfc_priorities(node, i)
     return '{"pfc_cap":8,"macsec_bypass":false,"delay":0,"prio_pfc":[' + ",".join(
@@ -149,7 +149,7 @@ def dcb_app() -> str:
 
 
 
-def mlnx_qos(node: "N.Node", i: int) -> str:
+def mlnx_qos(node: N.Node, i: int) -> str:
     """mlnx_qos -i IF in the tool's own layout (tab-indented rows), DSCP trust, default map."""
     pfc = node.pfc.get(i, DEFAULT_PFC)
     lines = ["DCBX mode: OS controlled", "Priority trust state: dscp", "dscp2prio mapping:"]
@@ -263,7 +263,7 @@ def topo_remote_nics() -> str:
                  lambda g: ("0-47,96-143", "0") if g < 4 else ("48-95,144-191", "1"))
 
 
-def topo_gds(node: "N.Node") -> str:
+def topo_gds(node: N.Node) -> str:
     """An HGX with GPUDirect Storage HCAs: each compute NIC PIX to its GPU, storage HCA k (node.gds)
     under the PCIe switch of GPUs 2k and 2k+1, PIX to both (GDS design guide: storage NICs near the GPUs)."""
     storage = {n: k for k, n in enumerate(node.gds)}
@@ -308,7 +308,7 @@ def topo_vm(gpus: int = 8) -> str:
     return _topo(gpus, gpus, lambda g, n: "PHB", lambda g: ("0-95", "0"))
 
 
-def topo_with_storage(node: "N.Node") -> str:
+def topo_with_storage(node: N.Node) -> str:
     """Each compute NIC PIX to its GPU; the storage cards on the CPU's root ports (NODE to the
     GPUs of their socket, SYS to the others), as on a DGX H100."""
     def path(g, n):
@@ -346,7 +346,7 @@ def peer_port(i: int) -> int:
 
 def smp_nodeinfo(i: int) -> str:
     guid = f"0xfc6a1c0300e1{i:04x}"
-    return f"# Node info: DR path slid 0; dlid 0; 0,1\n" + _mad({
+    return "# Node info: DR path slid 0; dlid 0; 0,1\n" + _mad({
         "BaseVers": 1, "ClassVers": 1, "NodeType": "Switch", "NumPorts": 65, "SystemGuid": guid, "Guid": guid,
         "PortGuid": guid, "PartCap": 32, "DevId": "0xd2f2", "Revision": "0x000000a1", "LocalPort": peer_port(i),
         "VendorId": "0x0002c9"})
@@ -361,7 +361,7 @@ def smp_portinfo(i: int, lid: int = PEER_LID) -> str:
         "PhysLinkState": "LinkUp", "LMC": 0})
 
 
-def _peer_counters(node: "N.Node", i: int, later: bool) -> dict:
+def _peer_counters(node: N.Node, i: int, later: bool) -> dict:
     counters = dict(PEER_COUNTERS)
     if later and node.traffic:
         counters["PortXmitWait"] += 38_000
@@ -370,7 +370,7 @@ def _peer_counters(node: "N.Node", i: int, later: bool) -> dict:
     return counters
 
 
-def perfquery(node: "N.Node", i: int, later: bool) -> str:
+def perfquery(node: N.Node, i: int, later: bool) -> str:
     counters = _peer_counters(node, i, later)
     for name in node.peer_pinned16:  # 16-bit PortCounters of a long-lived switch port, saturated
         counters[name] = 65535
@@ -378,7 +378,7 @@ def perfquery(node: "N.Node", i: int, later: bool) -> str:
         {"PortSelect": peer_port(i), "CounterSelect": "0x0000", **counters})
 
 
-def peer_commands(node: "N.Node", later: bool) -> dict:
+def peer_commands(node: N.Node, later: bool) -> dict:
     """smpquery and perfquery of every active IB port's peer; as non-root each fails as libibmad
     does when /dev/infiniband/umad* cannot be opened (rpc.c, ibdiag_common.c ibexit())."""
     from tests.scenarios.tools_link import local_portinfo, peer_portinfo, perfquery_ext

@@ -52,7 +52,8 @@ def _topology(block: dict) -> dict:
     same_cpus = len(gpus) > 1 and len({cpus.get(g) for g in gpus}) == 1
     return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
             "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
-            "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}, value.get("gpu_numa_id")), "source": block["where"]}
+            "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}, value.get("gpu_numa_id")),
+            "source": block["where"]}
 
 
 def _gdr_out_of_reach(matrix: dict, legend: dict, grace: dict | None = None) -> list[dict]:

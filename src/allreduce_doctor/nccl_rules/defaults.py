@@ -17,8 +17,8 @@ NCCL_PARAM reads a variable with strtoll(str, NULL, 0) (src/misc/param.cc ncclLo
 
 from __future__ import annotations
 
-from allreduce_doctor.nccl_rules.versions import version_tuple
 from allreduce_doctor.nccl_rules.gdr import strtol0
+from allreduce_doctor.nccl_rules.versions import version_tuple
 
 IB_TIMEOUT_DEFAULTS = (((2, 23, 4), 20), ((2, 14, 3), 18), ((0,), 14))  # (since, default), newest first
 IB_TIMEOUT_FLOOR = 18  # the default of v2.14.3-1..v2.22.3-1

@@ -9,7 +9,8 @@ the property tests catch.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from allreduce_doctor.errors import ParseError
 

@@ -28,7 +28,7 @@ START_RE = re.compile(r"^#\s*(?:Collective test (?:starting|concluded)|Using dev
                       re.IGNORECASE)
 # Header lines whose words are nccl-tests' own, pasted without their `#` (a page rendered from markdown drops it,
 # and NCCL 1.x printed its closing lines without one).
-UNMARKED_RE = re.compile(r"^\s*[\"'`]?(?:nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s|Using devices\s*$|Rank\s+\d+\s+(?:uses device|Group\s+\d+\s+Pid|Pid)\s|bytes\s+N\s+type\s+op\b|"
+UNMARKED_RE = re.compile(r"^\s*[\"'`]?(?:nThread\s+\d+\s+nGpus\s+\d+\s+minBytes\s|Using devices\s*$|Rank\s+\d+\s+(?:uses device|Group\s+\d+\s+Pid|Pid)\s|bytes\s+N\s+type\s+op\b|"  # noqa: E501
                          r"size\s+count\s+type\s|out-of-place\s+in-place\s*$|Out of bounds values\s*:|Avg bus bandwidth\s*:)")
 FAIL_RE = re.compile(r"(Test NCCL failure|Test CUDA failure|NCCL failure common|Test failure)\b")
 REDOPS = {"sum", "prod", "min", "max", "avg", "none", "mulsum", "premulsum"}

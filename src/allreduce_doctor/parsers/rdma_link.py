@@ -3,8 +3,9 @@
     link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 12 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP
     link mlx5_2/1 state DOWN physical_state DISABLED netdev ens1f1np1
 
-iproute2 4.17-5.4 printed `0/1: mlx5_0/1: state ...` (the 2019 rewrite, b0a688a5, gave `link`). The kernel puts the subnet prefix, LID, SM LID
-and LMC only for a port that speaks InfiniBand (drivers/infiniband/core/nldev.c fill_port_info,
+iproute2 4.17-5.4 printed `0/1: mlx5_0/1: state ...` (the 2019 rewrite, b0a688a5, gave `link`).
+The kernel puts the subnet prefix, LID, SM LID and LMC only for a port that speaks InfiniBand
+(drivers/infiniband/core/nldev.c fill_port_info,
 `rdma_protocol_ib`), so a port with a LID is InfiniBand and one without is Ethernet (RoCE); the
 states are link_state_to_str / phys_state_to_str's names (DOWN, INIT, ACTIVE; POLLING, DISABLED, LINK_UP).
 """

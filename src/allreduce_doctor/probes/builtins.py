@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from allreduce_doctor.domain import version_tuple
 from allreduce_doctor.errors import ParseError

@@ -12,7 +12,8 @@ what the chain took under `via`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import ERROR, MISSING, OK
@@ -25,7 +26,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9_.:]+", re.ASCII)  # a LID, a port number, a GUI
 VIA = "via"
 
 
-def run_chain(spec: "ProbeSpec", host: Host, item: dict, deadline: float | None, run_step: Callable):
+def run_chain(spec: ProbeSpec, host: Host, item: dict, deadline: float | None, run_step: Callable):
     """run_step(step_spec, host, item, deadline) -> Outcome runs one command (execute._run_command)."""
     bound, taken, out = dict(item), {}, None
     for step in spec.steps:
@@ -51,7 +52,7 @@ def _end(out, status: str, reason: str):
     return out
 
 
-def _root_failure(spec: "ProbeSpec", host: Host, out):
+def _root_failure(spec: ProbeSpec, host: Host, out):
     """A root-only probe (`root: true`) failing for a user who is not root is missing for want of
     root: infiniband-diags open /dev/infiniband/umad*, root-only by default (rdma-core
     rdma-umad.rules sets no MODE), and say only "can't open UMAD port" (libibmad rpc.c)."""

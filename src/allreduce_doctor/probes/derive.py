@@ -7,13 +7,22 @@ essential input is not ok is itself not ok (missing evidence never turns into "h
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-from allreduce_doctor.probes import (derive_counters, derive_gdr, derive_host, derive_job, derive_linkcap, derive_peer,
-                                    derive_plugin, derive_roce, derive_topo, pci_path)
-from allreduce_doctor.probes.derive_job import _prefix_filter
-from allreduce_doctor.probes.derive_job import _job_version
+from allreduce_doctor.probes import (
+    derive_counters,
+    derive_gdr,
+    derive_host,
+    derive_job,
+    derive_linkcap,
+    derive_peer,
+    derive_plugin,
+    derive_roce,
+    derive_topo,
+    pci_path,
+)
+from allreduce_doctor.probes.derive_job import _job_version, _prefix_filter
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
 
 Inputs = dict[str, Observation]

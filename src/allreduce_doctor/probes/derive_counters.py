@@ -28,7 +28,8 @@ XMIT_WAIT_BITS_PER_TICK = 64
 # Roles that back up a primary signal: per-priority drops back up the transport loss counters
 # (every lost RDMA packet is retransmitted), the pause-storm watchdog backs up transmit pause
 # time, the PCIe counters say why a host transmits pause (firmware without the MCAM PCIe
-# performance group shows none: mlx5 en_stats.c mlx5e_grp_pcie_get_num_stats). A NIC that has no such counter at all (bnxt_en has no per-priority discards, firmware
+# performance group shows none: mlx5 en_stats.c mlx5e_grp_pcie_get_num_stats). A NIC that has no
+# such counter at all (bnxt_en has no per-priority discards, firmware
 # without the watchdog) is judged by the primary signal and lists the role in `lacks`; one that
 # has it but lost it between the samples is unknown like any other counter.
 SECOND_OPINIONS = ("prio_discards", "storm", "pcie_stall")
@@ -241,7 +242,7 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
 
 def _seen(record: dict | None) -> set[str]:
     """Counter names a sampled record shows, in either sample."""
-    return set(((record or {}).get("delta") or {})) | set((record or {}).get("absent") or ())
+    return set((record or {}).get("delta") or {}) | set((record or {}).get("absent") or ())
 
 
 def _present(records: dict, driver: str | None, role: str, priority: int | None) -> bool:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import Counter
 
 from allreduce_doctor.domain import is_virtual_iface
+from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.nccl_rules import lists as nccl_lists
+from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.probes.derive_env import IB_TRANSPORT_VARS, ib_overrides
 from allreduce_doctor.site import declared
-from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.observations import ERROR, MISSING, NOT_APPLICABLE, OK, Observation
 
 Inputs = dict[str, Observation]
 

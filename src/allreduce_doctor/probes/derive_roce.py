@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
-
 from allreduce_doctor.probes import derive_ecn
 from allreduce_doctor.probes.derive_gid import gid_choice, gid_table
 from allreduce_doctor.probes.derive_job import blocked_input as _blocked
@@ -299,7 +298,7 @@ def roce_traffic(inputs: Inputs) -> Observation:
         prio, source = row.get("priority"), "settings"
         if str(row.get("tc_from", "")).startswith("NCCL's default") and row["name"] in busiest:
             prio, source = busiest[row["name"]], "tx_prioN_bytes"
-        pfc, np_on, rp_on = row.get("pfc_enabled"), row.get("ecn_np"), row.get("ecn_rp")
+        pfc = row.get("pfc_enabled")
         ecn_off, settings = _ecn_off(row, prio), row.get("ecn_on_priority")
         counted: dict = {}
         # no enable at all (inbox mlx5, bnxt_re's debugfs unread): the counters (derive_ecn); an

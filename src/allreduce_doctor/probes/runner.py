@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from allreduce_doctor.hosts.base import GlobNotRecorded, Host
 from allreduce_doctor.hosts.empty import missing_reason

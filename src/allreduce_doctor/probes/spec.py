@@ -67,7 +67,7 @@ class ChainStep:
     """One command of a chained probe: `take` binds {variable: field of its parsed dict} for the
     later steps' argv; `expect` ({variable: regex}) ends the chain with `otherwise` as the reason."""
 
-    command: "ProbeSpec"
+    command: ProbeSpec
     take: dict[str, str] = field(default_factory=dict)
     expect: dict[str, str] = field(default_factory=dict)
     otherwise: str = ""
