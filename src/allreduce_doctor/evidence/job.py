@@ -77,11 +77,22 @@ def scope(nccl: NcclLog, launch: dict, run: dict | None) -> dict:
 
 
 def fabric(nccl: NcclLog, rdma: dict, env: dict) -> str:
+    """The fabric of the ports NCCL uses, in the node side's order (probes/derive.py node_fabric):
+    the pasted ports NCCL_IB_HCA selects, then NCCL's own `NET/IB : Using` line, then the pasted
+    ports' link layers (evidence/rdma.fabric_of). A vote of the pasted ports' states comes last: a
+    GB200 tray's IB rail that is down must not turn its storage Ethernet into the job's fabric."""
+    hca = env.get("NCCL_IB_HCA")
+    chosen = {p.get("link_layer") for p in rdma.get("ports", [])
+              if hca and not p.get("layer_inferred") and checks.hca_selects(hca, p["name"], nccl.version)} - {None}
+    if len(chosen) == 1 and chosen <= {"InfiniBand", "Ethernet"}:
+        return "ib" if chosen == {"InfiniBand"} else "roce"
+    layers = set(nccl.hca_layers.values())
+    if len(layers) == 1:
+        return "roce" if layers == {"RoCE"} else "ib"
     if rdma.get("fabric"):
         return rdma["fabric"]
-    layers = Counter(nccl.hca_layers.values())
     if layers:
-        return "roce" if layers.most_common(1)[0][0] == "RoCE" else "ib"
+        return "roce" if Counter(nccl.hca_layers.values()).most_common(1)[0][0] == "RoCE" else "ib"
     details = [d for e in nccl.errors.values() for d in e["details"]]
     if any("%ib" in str(d.get("peer", "")) + str(d.get("address", "")) for d in details):
         return "ib"  # the peer is an IPoIB address
