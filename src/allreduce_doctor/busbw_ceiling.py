@@ -84,8 +84,9 @@ def assess(measured: float, topo: Topology) -> dict:
     best = result.best
     ring = next((c.gbs for c in result.ceilings if c.algo == "ring"), None)
     sources = sorted({s for c in result.ceilings for s in c.sources})
+    capping = best or next((c for c in result.ceilings if c.bound_gbs == verdict["bound_gbs"]), None)
     return {"hardware": verdict["verdict"], "ceiling_gbs": verdict["ceiling_gbs"], "bound_gbs": verdict["bound_gbs"],
-            "resource": verdict["resource"], "ratio": verdict["ratio"], "basis": best.basis if best else None,
+            "resource": verdict["resource"], "ratio": verdict["ratio"], "basis": capping.basis if capping else None,
             "ring_gbs": ring if best is not None and best.algo != "ring" else None, "sources": sources,
             "asks": result.unknown, "gpu_model": topo.gpu_model, "gpus": topo.gpus_per_node}
 
@@ -109,5 +110,8 @@ def words(measured: float, a: dict) -> str:
         return (f"{ONE_HOST_WHY}, and {measured:g} GB/s is more than {a['resource'] or 'its links'} can carry on "
                 f"{what} (at most {a['bound_gbs']:g} GB/s): a measurement that cannot be; likely algbw read as "
                 "busbw, the ranks of several hosts counted as one, or GPUs other than the names say")
+    if a.get("bound_gbs") and not a.get("asks"):  # PCIe, xGMI: a bound, no reachable figure to judge against
+        return (f"{ONE_HOST}; {a['resource']} carries at most {a['bound_gbs']:g} GB/s on {what} ({a['basis']}): "
+                f"{measured:g} GB/s is within it, and below the bound it is not judged")
     asks = "; ".join(a.get("asks") or []) or "no figure for this hardware in the ceiling table"
     return f"{ONE_HOST}; what the GPUs' links carry is not known: {asks}"

@@ -138,10 +138,12 @@ def _pcie_ceiling(topo: Topology, model: dict) -> Ceiling | None:
     rate = table()["pcie"].get(gen)
     if not rate:
         return None
+    # A bound only: past the GPU's own link the path (a PCIe switch, the CPU's root complex, the link between
+    # sockets) decides, "usually ... the bandwidth your CPU and memory can deliver" (sjeaugey, NVIDIA/nccl#1639).
     share = width / 16
-    return Ceiling("ring", "PCIe", round(rate["nccl_gbs"] * share, 1), round(rate["raw_gbs"] * share, 1),
-                   f"the GPU's PCIe Gen{gen} x{width} link ({rate['gts']} GT/s; NCCL's figure width x speed / 80); "
-                   "a PCIe switch, the CPU's root complex or the link between sockets can carry less",
+    return Ceiling("ring", "PCIe", None, round(rate["raw_gbs"] * share, 1),
+                   f"the GPU's PCIe Gen{gen} x{width} link, {rate['gts']} GT/s ({rate['nccl_gbs'] * share:g} GB/s in "
+                   "NCCL's model); what a path through a PCIe switch or the CPU carries below that is not modelled",
                    ("nccl_topo_cc", "pcie_spec"))
 
 
@@ -214,11 +216,12 @@ def ceilings(topo: Topology) -> Result:
 def judge(measured: float, result: Result) -> dict:
     """{verdict, ratio, ceiling_gbs, bound_gbs, resource}: at_limit (>= at_limit x the reachable ceiling, or
     above it yet within the hardware's bound), below, above_hardware (past what any allowed algorithm can carry),
-    or unknown (no reachable figure; `unknown` says what decides it)."""
+    or unknown (no reachable figure: `unknown` says what decides it, or only the bound is known)."""
     limits = table()
     best, bound = result.best, result.bound_gbs
+    capping = best or next((c for c in result.ceilings if c.bound_gbs == bound), None)
     out = {"ceiling_gbs": best.gbs if best else None, "bound_gbs": bound,
-           "resource": best.resource if best else None, "ratio": None}
+           "resource": capping.resource if capping else None, "ratio": None}
     if bound is not None and measured > bound * limits["above_bound"]:
         return out | {"verdict": "above_hardware", "ratio": round(measured / bound, 3)}
     if best is None:

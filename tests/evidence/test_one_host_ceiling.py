@@ -1,0 +1,92 @@
+"""A one-host nccl-tests table is judged against what its GPUs' links carry (issue 28), not called "no yardstick":
+8x H100 SXM at 468 GB/s is NVLink's limit (NVLS: ~480 GB/s on 8 GPUs, sjeaugey in NVIDIA/nccl-tests#212), the
+same node at 120 GB/s is a quarter of it, a table whose devices name no model says what would tell."""
+
+from __future__ import annotations
+
+from allreduce_doctor.busbw import ONE_HOST
+from tests.evidence.helpers import OUTPUTS, diagnose_json, fixture_body
+
+AT_LIMIT = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-at-nvls-limit.txt")
+QUARTER = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-quarter-of-nvlink.txt")
+UNNAMED = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-unnamed-device.txt")
+def _scaled(text: str, factor: float) -> str:
+    """The table with every algbw and busbw times factor (columns 7, 8, 11, 12 of a row) and its time over it."""
+    out = []
+    for line in text.splitlines():
+        tokens = line.split()
+        if len(tokens) == 13 and tokens[0].isdigit():
+            for i in (6, 7, 10, 11):
+                tokens[i] = f"{float(tokens[i]) * factor:.2f}"
+            for i in (5, 9):
+                tokens[i] = f"{float(tokens[i]) / factor:.1f}"
+            line = "  ".join(tokens)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+WHY = "every rank of this run is on one host: NVLink or PCIe (P2P, SHM) carry it, not the NICs. "
+
+
+def test_8x_h100_sxm_at_468_is_the_hardware_limit_with_its_ceiling(tmp_path):
+    rc, d, _ = diagnose_json(tmp_path, AT_LIMIT)
+    assert d["verdict"] == "healthy" and d["healthy"]["id"] == "expected_hardware_limit"
+    assert d["healthy"]["node"] == "nccl_log.one_host_limit" and d["findings"] == []
+    bw = d["bandwidth"]
+    assert (bw["verdict"], bw["hardware"], bw["limit"], bw["expected_gbs"], bw["ratio"]) == (
+        "intra_node", "at_limit", "NVLink (NVLS)", 480.0, 0.975)
+    assert bw["note"] == (WHY + "NVLink (NVLS): 468 of about 480 GB/s on 8x H100-SXM (NVLS on 8 GPUs: 480 GB/s "
+                          "published): at the hardware's limit, not a fault")
+    assert bw["ceiling"]["model_from"] == "the GPUs' names" and "nccl_tests_212" in bw["ceiling"]["sources"]
+
+
+def test_the_same_node_at_120_is_below_by_how_much_and_names_what_should_carry_it(tmp_path):
+    _rc, d, _ = diagnose_json(tmp_path, QUARTER)
+    assert d["healthy"] is None or d["healthy"]["id"] != "expected_hardware_limit"
+    bw = d["bandwidth"]
+    assert (bw["hardware"], bw["expected_gbs"], bw["ratio"]) == ("below", 480.0, 0.25)
+    assert bw["note"].startswith(WHY + "NVLink (NVLS): 120 of about 480 GB/s on 8x H100-SXM (NVLS on 8 GPUs: 480 GB/s "
+                                 "published), 75% below what it should carry; what can hold NVLink (NVLS) back: ")
+
+
+def test_at_the_rings_figure_nvls_is_what_is_missing(tmp_path):
+    rows = _scaled(AT_LIMIT, 365 / 468)  # a peak of 365 GB/s
+    _rc, d, _ = diagnose_json(tmp_path, rows)
+    assert d["bandwidth"]["hardware"] == "below"
+    assert "that is the ring's figure (370.8 GB/s): NVLS is likely not in use" in d["bandwidth"]["note"]
+    ring = "jo-dau5moatnhdynmy6-worker-0:313:313 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n" + rows  # NCCL told to run the ring
+    _rc, d, _ = diagnose_json(tmp_path, ring)
+    assert (d["bandwidth"]["hardware"], d["bandwidth"]["limit"], d["bandwidth"]["expected_gbs"]) == (
+        "at_limit", "NVLink", 370.8)
+
+
+def test_more_than_the_hardware_carries_is_a_measurement_that_cannot_be(tmp_path):
+    _rc, d, _ = diagnose_json(tmp_path, _scaled(AT_LIMIT, 2.0))  # 936 GB/s
+    assert d["bandwidth"]["hardware"] == "above_hardware" and d["bandwidth"]["ratio"] == 1.189
+    assert (d["healthy"] or {}).get("id") != "expected_hardware_limit"
+    assert "936 GB/s is more than NVLink (NVLS) can carry on 8x H100-SXM (at most 787.5 GB/s): a measurement " \
+           "that cannot be; likely algbw read as busbw" in d["bandwidth"]["note"]
+
+
+def test_a_table_that_names_no_model_stays_not_known_and_says_what_to_paste_or_answer(tmp_path):
+    _rc, d, _ = diagnose_json(tmp_path, UNNAMED)
+    bw = d["bandwidth"]
+    assert (bw["hardware"], bw["expected_gbs"], bw["ratio"], bw["limit"]) == ("unknown", None, None, None)
+    assert bw["note"].startswith(ONE_HOST + "; what the GPUs' links carry is not known: the GPU model: paste the "
+                                 "nccl-tests header with its `#  Rank ... device` lines or `nvidia-smi -L`, or answer "
+                                 "--answer gpu_model=H100-SXM")
+    _rc, d, _ = diagnose_json(tmp_path, UNNAMED, "--answer", "gpu_model=H100-SXM")
+    assert (d["bandwidth"]["hardware"], d["bandwidth"]["expected_gbs"], d["bandwidth"]["ceiling"]["model_from"]) == (
+        "below", 480.0, "--answer gpu_model")
+
+
+def test_an_answer_outside_the_table_is_refused(tmp_path):
+    import pytest
+
+    from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.session import parse_answers
+
+    with pytest.raises(DoctorError, match="expected a GPU model of the ceiling table"):
+        parse_answers(["gpu_model=RTX-4090"], {})
+    assert parse_answers(["gpu_model=H100-SXM", "nvswitch=yes", "nvlink_links=18"], {}) == {
+        "gpu_model": "H100-SXM", "nvswitch": "yes", "nvlink_links": "18"}
