@@ -31,7 +31,7 @@ def table() -> dict:
 
 def _name_re(name: str) -> re.Pattern:
     # A name matches as a whole token run: "H20" is not "H200", "B200" is not "GB200".
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(name).replace(r"\ ", r"[\s_-]") + r"(?![A-Za-z0-9])", re.I)
+    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(name).replace(r"\ ", r"[\s_-]") + r"(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def model_key(text: str | None) -> str | None:
@@ -86,7 +86,7 @@ class Result:
     @property
     def best(self) -> Ceiling | None:
         known = [c for c in self.ceilings if c.gbs is not None]
-        return max(known, key=lambda c: c.gbs) if known else None
+        return max(known, key=lambda c: c.gbs or 0.0) if known else None
 
     @property
     def bound_gbs(self) -> float | None:
@@ -113,7 +113,7 @@ def _nvswitch(topo: Topology, model: dict) -> bool | None:
     return None
 
 
-def _nvswitch_ceilings(topo: Topology, key: str, model: dict) -> list[Ceiling]:
+def _nvswitch_ceilings(topo: Topology, model: dict) -> list[Ceiling]:
     n, links = topo.gpus_per_node or 0, topo.nvlink_links or model["links"]
     line = round(links * model["link_gbs"], 1)
     nccl = round(links * model["nccl_link_gbs"], 1) if model.get("nccl_link_gbs") else None
@@ -147,7 +147,7 @@ def _pcie_ceiling(topo: Topology, model: dict) -> Ceiling | None:
                    ("nccl_topo_cc", "pcie_spec"))
 
 
-def _direct_ceilings(topo: Topology, key: str, model: dict) -> tuple[list[Ceiling], list[str]]:
+def _direct_ceilings(topo: Topology, model: dict) -> tuple[list[Ceiling], list[str]]:
     """No NVSwitch: two GPUs on an NVLink bridge, or a ring that crosses PCIe."""
     n = topo.gpus_per_node or 0
     if model["vendor"] == "amd":
@@ -160,8 +160,9 @@ def _direct_ceilings(topo: Topology, key: str, model: dict) -> tuple[list[Ceilin
                         round(links * model["link_gbs"], 1),
                         f"{links} NVLink links x {model['nccl_link_gbs']} GB/s between the pair", tuple(model["sources"]))], []
     if n == 2 and model["interconnect"].startswith("NVLink") and "bridge" in model["interconnect"]:
-        return [], [f"whether an NVLink bridge joins the two GPUs: paste `nvidia-smi nvlink -s` or `nvidia-smi topo -m`"
-                    f", or answer --answer {ANSWER_LINKS}=N (0 for none)"]
+        ask = (f"whether an NVLink bridge joins the two GPUs: paste `nvidia-smi nvlink -s` or `nvidia-smi topo -m`, "
+               f"or answer --answer {ANSWER_LINKS}=N (0 for none)")
+        return [], [ask]
     pcie = _pcie_ceiling(topo, model)
     return ([pcie] if pcie else []), ([] if pcie else [f"the GPUs' PCIe generation: answer --answer {ANSWER_PCIE_GEN}=4"])
 
@@ -170,9 +171,9 @@ def intra_node(topo: Topology) -> Result:
     """The ceiling of a run whose ranks share one host."""
     models = table()["models"]
     if topo.gpu_model not in models:
-        return Result(unknown=[f"the GPU model: paste the nccl-tests header with its `#  Rank ... device` lines or "
-                               f"`nvidia-smi -L`, or answer --answer {ANSWER_MODEL}=H100-SXM "
-                               f"(one of {', '.join(models)})"])
+        ask = (f"the GPU model: paste the nccl-tests header with its `#  Rank ... device` lines or `nvidia-smi -L`, "
+               f"or answer --answer {ANSWER_MODEL}=H100-SXM (one of {', '.join(models)})")
+        return Result(unknown=[ask])
     model = models[topo.gpu_model]
     if not topo.gpus_per_node or topo.gpus_per_node < 2:
         return Result(unknown=["the GPUs per node: a run of one rank moves nothing between GPUs"])
@@ -181,13 +182,13 @@ def intra_node(topo: Topology) -> Result:
         return Result([pcie] if pcie else [])
     switch = _nvswitch(topo, model)
     if switch:
-        ring = _nvswitch_ceilings(topo, topo.gpu_model, model)
+        ring = _nvswitch_ceilings(topo, model)
         return Result([c for c in ring if c.algo != "ring" or _allowed(topo, "ring") or len(ring) == 1])
     if switch is None:
-        return Result(unknown=[f"whether the {topo.gpus_per_node} GPUs sit on NVSwitch (an 8-GPU HGX board) or on "
-                               "direct NVLink links: paste `nvidia-smi topo -m` or `nvidia-smi -q` (Fabric), or answer "
-                               f"--answer {ANSWER_NVSWITCH}=yes"])
-    ceilings, unknown = _direct_ceilings(topo, topo.gpu_model, model)
+        ask = (f"whether the {topo.gpus_per_node} GPUs sit on NVSwitch (an 8-GPU HGX board) or on direct NVLink "
+               f"links: paste `nvidia-smi topo -m` or `nvidia-smi -q` (Fabric), or answer --answer {ANSWER_NVSWITCH}=yes")
+        return Result(unknown=[ask])
+    ceilings, unknown = _direct_ceilings(topo, model)
     return Result(ceilings, unknown)
 
 
@@ -224,7 +225,7 @@ def judge(measured: float, result: Result) -> dict:
            "resource": capping.resource if capping else None, "ratio": None}
     if bound is not None and measured > bound * limits["above_bound"]:
         return out | {"verdict": "above_hardware", "ratio": round(measured / bound, 3)}
-    if best is None:
+    if best is None or not best.gbs:
         return out | {"verdict": "unknown"}
     out["ratio"] = round(measured / best.gbs, 3)
     return out | {"verdict": "at_limit" if out["ratio"] >= limits["at_limit"] else "below"}

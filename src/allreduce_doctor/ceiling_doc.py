@@ -42,10 +42,9 @@ def _measured(model: dict) -> str:
 
 def render() -> str:
     data = table()
-    lines = [BEGIN, "",
-             "| Model | Interconnect | Links x GB/s each way | NCCL's figure per link | NVSwitch | NVLS | PCIe | "
-             "Ceiling, one node (GB/s) | Published busbw (GB/s) | Sources |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    header = ("| Model | Interconnect | Links x GB/s each way | NCCL's figure per link | NVSwitch | NVLS | PCIe | "
+              "Ceiling, one node (GB/s) | Published busbw (GB/s) | Sources |")
+    lines = [BEGIN, "", header, "|---|---|---|---|---|---|---|---|---|---|"]
     for key, m in data["models"].items():
         nccl = f"{m['nccl_link_gbs']:g}" if m.get("nccl_link_gbs") else "none"
         lines.append(f"| {key} | {m['interconnect']} | {m['links']} x {m['link_gbs']:g} = {m['links'] * m['link_gbs']:g} | "

@@ -4,6 +4,8 @@ same node at 120 GB/s is a quarter of it, a table whose devices name no model sa
 
 from __future__ import annotations
 
+import pytest
+
 from allreduce_doctor.busbw import ONE_HOST
 from tests.evidence.helpers import OUTPUTS, diagnose_json, fixture_body
 
@@ -29,7 +31,7 @@ WHY = "every rank of this run is on one host: NVLink or PCIe (P2P, SHM) carry it
 
 
 def test_8x_h100_sxm_at_468_is_the_hardware_limit_with_its_ceiling(tmp_path):
-    rc, d, _ = diagnose_json(tmp_path, AT_LIMIT)
+    _rc, d, _ = diagnose_json(tmp_path, AT_LIMIT)
     assert d["verdict"] == "healthy" and d["healthy"]["id"] == "expected_hardware_limit"
     assert d["healthy"]["node"] == "nccl_log.one_host_limit" and d["findings"] == []
     bw = d["bandwidth"]
@@ -81,8 +83,6 @@ def test_a_table_that_names_no_model_stays_not_known_and_says_what_to_paste_or_a
 
 
 def test_an_answer_outside_the_table_is_refused(tmp_path):
-    import pytest
-
     from allreduce_doctor.errors import DoctorError
     from allreduce_doctor.session import parse_answers
 
@@ -90,3 +90,30 @@ def test_an_answer_outside_the_table_is_refused(tmp_path):
         parse_answers(["gpu_model=RTX-4090"], {})
     assert parse_answers(["gpu_model=H100-SXM", "nvswitch=yes", "nvlink_links=18"], {}) == {
         "gpu_model": "H100-SXM", "nvswitch": "yes", "nvlink_links": "18"}
+
+
+def test_a_real_8x_a100_sxm4_table_at_232_is_nvlinks_limit(tmp_path):
+    # A public nccl-tests how-to's table (fixture header): the author expected ~240 GB/s, 80% of NVLink 3's 300.
+    real = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-a100-nvlink.txt")
+    _rc, d, _ = diagnose_json(tmp_path, real)
+    assert d["healthy"]["id"] == "expected_hardware_limit" and d["healthy"]["node"] == "nccl_log.one_host_limit"
+    assert (d["bandwidth"]["hardware"], d["bandwidth"]["expected_gbs"], d["bandwidth"]["ratio"]) == ("at_limit", 240.0, 0.969)
+    assert "NVLink: 232.44 of about 240 GB/s on 8x A100-SXM4 (12 NVLink 3 links x 20.0 GB/s" in d["bandwidth"]["note"]
+
+
+@pytest.mark.parametrize(("name", "model", "peak", "verdict", "ceiling"), [
+    ("NVIDIA H200", "H200-SXM", 475.0, "at_limit", 480.0),  # NVIDIA/nccl-tests#272's 475 GB/s, NCCL 2.20.3
+    ("NVIDIA H200", "H200-SXM", 240.0, "below", 480.0),
+    ("NVIDIA H200", "H200-SXM", 850.0, "above_hardware", 480.0),  # past 2(n-1)/n x 450 x 1.05
+    ("NVIDIA H20", "H20", 360.0, "at_limit", 370.8),  # no published NVLS figure: the ring's 18 x 20.6
+    ("NVIDIA B200", "B200", 830.0, "at_limit", 721.8),  # NVIDIA/nccl#1807's 830+: above the ring, within the bound
+    ("NVIDIA B200", "B200", 300.0, "below", 721.8),
+    ("NVIDIA A100-SXM4-40GB", "A100-SXM4", 120.0, "below", 240.0),
+    ("NVIDIA A100-SXM4-40GB", "A100-SXM4", 400.0, "above_hardware", 240.0),  # no NVLS on A100: past 300 x 1.05
+])
+def test_each_hardware_class_at_below_and_above_its_ceiling(tmp_path, name, model, peak, verdict, ceiling):
+    text = _scaled(AT_LIMIT, peak / 468).replace("NVIDIA H100 80GB HBM3", name)
+    _rc, d, _ = diagnose_json(tmp_path, text)
+    bw = d["bandwidth"]
+    assert (bw["ceiling"]["gpu_model"], bw["hardware"], bw["expected_gbs"]) == (model, verdict, ceiling)
+    assert ((d["healthy"] or {}).get("id") == "expected_hardware_limit") == (verdict == "at_limit")
