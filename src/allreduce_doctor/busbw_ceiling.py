@@ -47,7 +47,9 @@ def _model(names: list[str], answers: dict) -> tuple[str | None, str | None]:
     """(table key, where it came from); names of two models (a mixed paste) decide nothing."""
     if answers.get(ANSWER_MODEL):
         return model_key(answers[ANSWER_MODEL]), f"--answer {ANSWER_MODEL}"
-    keys = {model_key(n) for n in names if n}
+    # "NVIDIA Graphics Device" (a driver that does not know the part yet: GB200 in coreweave/nccl-tests#43) names
+    # no model, and no other one either; any other name outside the table makes the mix unknown.
+    keys = {model_key(n) for n in names if n and "graphics device" not in n.lower()}
     if len(keys) == 1 and None not in keys:
         return keys.pop(), "the GPUs' names"
     return None, None

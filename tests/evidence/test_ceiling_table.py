@@ -47,3 +47,9 @@ def test_every_figure_cites_a_source_the_table_defines():
 ])
 def test_gpu_names_map_to_their_model(name, key):
     assert model_key(name) == key
+
+
+def test_the_tables_margins_are_the_nics_margins():
+    from allreduce_doctor.domain import BUSBW_ABOVE_LINE, BUSBW_AT_LIMIT
+
+    assert (table()["at_limit"], table()["above_bound"]) == (BUSBW_AT_LIMIT, BUSBW_ABOVE_LINE)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from allreduce_doctor.busbw import ONE_HOST
-from tests.evidence.helpers import OUTPUTS, diagnose_json, fixture_body
+from tests.evidence.helpers import ROOT, diagnose_json, fixture_body
 
-AT_LIMIT = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-at-nvls-limit.txt")
-QUARTER = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-quarter-of-nvlink.txt")
-UNNAMED = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-unnamed-device.txt")
+TABLES = ROOT / "tests" / "fixtures" / "ceiling"  # nccl-tests tables; each file's header cites its source
+AT_LIMIT = fixture_body(TABLES / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-at-nvls-limit.txt")
+QUARTER = fixture_body(TABLES / "nccl-tests-all_reduce_perf-8gpu-h100-sxm-quarter-of-nvlink.txt")
+UNNAMED = fixture_body(TABLES / "nccl-tests-all_reduce_perf-8gpu-unnamed-device.txt")
 def _scaled(text: str, factor: float) -> str:
     """The table with every algbw and busbw times factor (columns 7, 8, 11, 12 of a row) and its time over it."""
     out = []
@@ -94,7 +95,7 @@ def test_an_answer_outside_the_table_is_refused(tmp_path):
 
 def test_a_real_8x_a100_sxm4_table_at_232_is_nvlinks_limit(tmp_path):
     # A public nccl-tests how-to's table (fixture header): the author expected ~240 GB/s, 80% of NVLink 3's 300.
-    real = fixture_body(OUTPUTS / "nccl-tests-all_reduce_perf-8gpu-a100-nvlink.txt")
+    real = fixture_body(TABLES / "nccl-tests-all_reduce_perf-8gpu-a100-nvlink.txt")
     _rc, d, _ = diagnose_json(tmp_path, real)
     assert d["healthy"]["id"] == "expected_hardware_limit" and d["healthy"]["node"] == "nccl_log.one_host_limit"
     assert (d["bandwidth"]["hardware"], d["bandwidth"]["expected_gbs"], d["bandwidth"]["ratio"]) == ("at_limit", 240.0, 0.969)
@@ -117,3 +118,13 @@ def test_each_hardware_class_at_below_and_above_its_ceiling(tmp_path, name, mode
     bw = d["bandwidth"]
     assert (bw["ceiling"]["gpu_model"], bw["hardware"], bw["expected_gbs"]) == (model, verdict, ceiling)
     assert ((d["healthy"] or {}).get("id") == "expected_hardware_limit") == (verdict == "at_limit")
+
+
+def test_a_pasted_nvidia_smi_nvlink_names_the_model_and_its_active_links(tmp_path):
+    nvlink = fixture_body(ROOT / "tests" / "fixtures" / "outputs" / "nvidia-smi-nvlink-s-a100-8gpu.txt")
+    _rc, d, _ = diagnose_json(tmp_path, _scaled(UNNAMED, 232 / 300) + nvlink)  # 8x A100-SXM4-80GB, 12 links each
+    bw = d["bandwidth"]
+    assert (bw["ceiling"]["gpu_model"], bw["hardware"], bw["expected_gbs"]) == ("A100-SXM4", "at_limit", 240.0)
+    down = nvlink.replace("         Link 11: 25 GB/s\n", "         Link 11: <inactive>\n", 1)  # GPU 0 lost a link
+    _rc, d, _ = diagnose_json(tmp_path, _scaled(UNNAMED, 232 / 300) + down)
+    assert d["bandwidth"]["expected_gbs"] == 220.0  # 11 x 20.0: the ring runs at its slowest GPU's links
