@@ -7,18 +7,41 @@ comparison is domain.busbw_verdict's; this module only gathers it for the report
 
 from __future__ import annotations
 
+from allreduce_doctor.busbw_ceiling import ONE_HOST, assess, topology, words
 from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
 
-# Ranks of one host reach each other over P2P (NVLink, PCIe) or SHM before the network (NCCL transport.cc
-# tries p2p, shm, then net): the NICs' rate neither bounds nor explains a one-host run's busbw.
-ONE_HOST = ("every rank of this run is on one host: NVLink or PCIe (P2P, SHM) carry it, not the NICs, so their "
-            "line rate is no yardstick for it; to measure the network, run all_reduce_perf across two or more nodes")
+__all__ = ["ONE_HOST", "above_note", "phrase", "summary"]
+
+
+def _value(observations: Observations, fact: str) -> dict:
+    obs = observations.get(fact)
+    return obs.value if obs.ok and isinstance(obs.value, dict) else {}
+
+
+def one_host(observations: Observations, measured: float) -> dict:
+    """{expected_gbs, ratio, note, hardware, limit, ceiling} of a one-host run: its busbw against what the GPUs'
+    links carry (busbw_ceiling), with the GPU model from the table's device names, a pasted or read
+    `nvidia-smi nvlink -s`, or --answer gpu_model=."""
+    job, nvlink = _value(observations, "log.job"), _value(observations, "gpu.nvlink")
+    run = _value(observations, "log.tests").get("main") or {}
+    names = list(run.get("gpu_models") or []) + list(_value(observations, "log.host").get("gpu_models") or [])
+    names += [g.get("name") for g in (nvlink.get("gpus") or {}).values() if g.get("name")]
+    env = _value(observations, "nccl.env").get("vars") or _value(observations, "log.env").get("vars") or {}
+    answers = _value(observations, "operator.answers")
+    topo, source = topology(names, job.get("ranks_per_node") or run.get("ranks_per_host"), env, answers, nvlink)
+    a = assess(measured, topo)
+    known = a["hardware"] != "unknown"
+    ceiling = {k: a[k] for k in ("gpu_model", "gpus", "ceiling_gbs", "bound_gbs", "basis", "ring_gbs", "sources")}
+    return {"expected_gbs": a["ceiling_gbs"] if known else None, "ratio": a["ratio"] if known else None,
+            "note": words(measured, a), "hardware": a["hardware"], "limit": a["resource"] if known else None,
+            "ceiling": ceiling | {"model_from": source, "asks": a["asks"]}}
 
 
 def summary(observations: Observations) -> dict | None:
     """{measured_gbs, expected_gbs, ratio, verdict, nics, line_gbps, basis} when busbw was measured, with
-    {above_line_rate, note} when it is clearly above what the NICs carry (never a fault: above_note)."""
+    {above_line_rate, note} when it is clearly above what the NICs carry (never a fault: above_note); a one-host
+    run's expected_gbs is what its GPUs' links carry (one_host), or None where that is not known."""
     job = observations.get("log.job")
     job_value = job.value if job.ok and isinstance(job.value, dict) else {}
     pasted = job_value.get("bandwidth") or {}
@@ -33,8 +56,8 @@ def summary(observations: Observations) -> dict | None:
         line_gbps = round(expected * 8 / nics, 1)
     basis = pasted.get("basis") or "the operator's answer (measured_busbw)"
     if pasted.get("verdict") == "intra_node" and pasted.get("measured_gbs") is not None:
-        return {"measured_gbs": measured, "expected_gbs": None, "ratio": None, "verdict": "intra_node", "nics": nics,
-                "line_gbps": line_gbps, "basis": basis, "note": ONE_HOST}
+        return {"measured_gbs": measured, "verdict": "intra_node", "nics": nics, "line_gbps": line_gbps,
+                "basis": basis} | one_host(observations, measured)
     ratio, verdict = busbw_verdict(measured, expected, from_peak=not basis.startswith("average"))
     out = {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
            "nics": nics, "line_gbps": line_gbps, "basis": basis}

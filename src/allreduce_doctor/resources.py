@@ -1,4 +1,4 @@
-"""Where the shipped data lives: runbooks/, probes/ and examples/.
+"""Where the shipped data lives: runbooks/, probes/, examples/, signatures/ and hardware/.
 
 In a wheel they are package data under allreduce_doctor/data/; in a source checkout (editable
 install, or PYTHONPATH=src) they are the folders at the repository root.
@@ -31,3 +31,7 @@ def probe_files() -> list[Path]:
 
 def example(name: str) -> Path:
     return data_dir("examples") / name
+
+
+def hardware_file(name: str) -> Path:
+    return data_dir("hardware") / name

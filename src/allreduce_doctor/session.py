@@ -65,8 +65,21 @@ def _measured_busbw(name: str, value: str) -> None:
         raise DoctorError(f"--answer {name}={value}: expected a bus bandwidth in GB/s, e.g. {name}=350") from None
 
 
-# Answers that are not questions' choices: the site policy (site.KEYS) and a measured busbw.
-FREE_ANSWERS = {**{name: _site_setting for name in SITE_KEYS}, "measured_busbw": _measured_busbw}
+def _hardware(name: str, value: str) -> None:
+    """The topology parts the ceiling model asks for (ceiling.py: gpu_model, nvswitch, nvlink_links, pcie_gen)."""
+    from allreduce_doctor.ceiling import ANSWER_LINKS, ANSWER_MODEL, ANSWER_NVSWITCH, model_key, model_keys
+
+    if name == ANSWER_MODEL and model_key(value) is None:
+        raise DoctorError(f"--answer {name}={value}: expected a GPU model of the ceiling table: {', '.join(model_keys())}")
+    if name == ANSWER_NVSWITCH and value.lower() not in ("yes", "no"):
+        raise DoctorError(f"--answer {name}={value}: expected yes or no")
+    if name not in (ANSWER_MODEL, ANSWER_NVSWITCH) and not value.isdigit():
+        raise DoctorError(f"--answer {name}={value}: expected a number, e.g. {name}={18 if name == ANSWER_LINKS else 5}")
+
+
+# Answers that are not questions' choices: the site policy (site.KEYS), a measured busbw and the hardware's parts.
+FREE_ANSWERS = {**{name: _site_setting for name in SITE_KEYS}, "measured_busbw": _measured_busbw,
+                **{name: _hardware for name in ("gpu_model", "nvswitch", "nvlink_links", "pcie_gen")}}
 
 
 def parse_answers(pairs: list[str], known: dict[str, list[str]] | None = None) -> dict[str, str]:

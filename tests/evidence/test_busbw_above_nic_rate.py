@@ -76,11 +76,19 @@ def test_the_reason_follows_the_runs_nodes_and_nccl_algo(tmp_path, hosts, algo, 
 
 @pytest.mark.parametrize("scale", ["19.32", "3.10"])  # above the NICs' rate, and far below it
 def test_one_hosts_run_is_not_measured_against_the_nics(tmp_path, scale):
+    # 4x H100 PCIe on one host: the ring crosses PCIe, whose GPU link bounds it (Gen5 x16, 63 GB/s each way); what
+    # a path through the CPU carries below that is not modelled (busbw_ceiling, issue 28), so it is not judged.
     rows = ROWS.replace("19.32", scale).replace("19.31", scale).replace("19.21", scale).replace("19.25", scale)
     _rc, d, _path = diagnose_json(tmp_path, _paste(["node-a"], rows=rows))
-    assert d["bandwidth"] == {"measured_gbs": float(scale), "expected_gbs": None, "ratio": None, "verdict": "intra_node",
-                              "nics": 1, "line_gbps": 100.0, "basis": "peak busbw at large sizes", "note": ONE_HOST}
-    assert phrase(d["bandwidth"], False) == f"busbw is {float(scale):g} GB/s (peak busbw at large sizes): {ONE_HOST}"
+    note = (ONE_HOST + "; PCIe carries at most 63 GB/s on 4x H100-PCIe (the GPU's PCIe Gen5 x16 link, 32 GT/s (48 GB/s "
+            "in NCCL's model); what a path through a PCIe switch or the CPU carries below that is not modelled): "
+            f"{float(scale):g} GB/s is within it, and below the bound it is not judged")
+    shown = {k: d["bandwidth"][k] for k in ("measured_gbs", "expected_gbs", "ratio", "verdict", "nics", "line_gbps",
+                                            "basis", "note", "hardware", "limit")}
+    assert shown == {"measured_gbs": float(scale), "expected_gbs": None, "ratio": None, "verdict": "intra_node",
+                     "nics": 1, "line_gbps": 100.0, "basis": "peak busbw at large sizes", "note": note,
+                     "hardware": "unknown", "limit": None}
+    assert phrase(d["bandwidth"], False) == f"busbw is {float(scale):g} GB/s (peak busbw at large sizes): {note}"
     assert d["findings"] == []
 
 

@@ -28,7 +28,7 @@ def test_wheel_ships_runbooks_probes_and_examples(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for data in ("runbooks/trunk.yaml", "runbooks/ib.yaml", "runbooks/roce.yaml", "runbooks/catalogue/causes.yaml", "probes/rdma.yaml",
                  "probes/enumerators.yaml", "examples/roce-pfc-off.tar.gz", "signatures/signatures.yaml",
-                 "signatures/candidates.yaml"):
+                 "signatures/candidates.yaml", "hardware/ceilings.yaml"):
         assert f"allreduce_doctor/data/{data}" in names
 
 

@@ -120,7 +120,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
                   and (sc["ranks_per_node"] or 0) > 1)
     return {
         **sc, "network": network, "fabric": fab, "nics": nic, "single_nic": single,
-        "bandwidth": job.bandwidth(run, nic, sc["scope"]), "gdr": job.gdr(nccl, env, host_v.get("topology")),
+        "bandwidth": job.bandwidth(run, nic, sc["scope"], env, host_v.get("gpu_models")), "gdr": job.gdr(nccl, env, host_v.get("topology")),
         "gid": gid_v, "mtu": mtu_v,
         "connections": job.connections(nccl, fab, gid_v, mtu_v, env, rdma_v), "bridge_network": job.bridge(nccl),
         "bad_socket_ifaces": checks.socket_ifaces(nccl, network, env, sc["scope"]),

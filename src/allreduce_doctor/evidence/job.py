@@ -130,7 +130,9 @@ def nics(nccl: NcclLog, rdma: dict, env: dict, fab: str) -> dict:
     return {"per_node": count, "basis": basis, "line_gbps": line, "used": {h: v for h, v in list(used.items())[:8]}}
 
 
-def bandwidth(run: dict | None, nic: dict, where: str) -> dict:
+def bandwidth(run: dict | None, nic: dict, where: str, env: dict | None = None, host_models: list | None = None) -> dict:
+    """The measured busbw against NICs x line rate; for a one-host run (never the NICs' to carry), against what its
+    GPUs' links carry (busbw_ceiling.assess, from the GPUs' names the text shows): `hardware` and `ceiling`."""
     measured, basis = None, None
     if run:
         if run.get("peak_busbw_large") is not None:
@@ -144,6 +146,13 @@ def bandwidth(run: dict | None, nic: dict, where: str) -> dict:
            "line_gbps": nic["line_gbps"], "ratio": None, "verdict": "unmeasured"}
     if where == "intra":
         out["verdict"] = "intra_node"
+        if measured is not None:
+            from allreduce_doctor.busbw_ceiling import assess, topology
+
+            names = list((run or {}).get("gpu_models") or []) + list(host_models or [])
+            topo, source = topology(names, (run or {}).get("ranks_per_host"), env or {}, {})
+            out["ceiling"] = assess(measured, topo) | {"model_from": source}
+            out["hardware"] = out["ceiling"]["hardware"]
         return out
     if measured is None or not expected:
         return out
