@@ -59,3 +59,14 @@ def diagnose_json(tmp_path: Path, text: str, *extra: str) -> tuple[int, dict, st
     with contextlib.redirect_stdout(out):
         rc = main(["diagnose", "--evidence", str(path), "--format", "json", *extra])
     return rc, json.loads(out.getvalue()), str(path)
+
+
+def diagnose_rc_json(tmp_path: Path, text: str) -> tuple[int, dict]:
+    """(exit code, JSON Diagnosis) of `diagnose --evidence PASTE --format json`."""
+    rc, d, _ = diagnose_json(tmp_path, text)
+    return rc, d
+
+
+def ranked(d: dict) -> list[str]:
+    """The causes of a JSON Diagnosis's findings, best first."""
+    return [f["cause"] for f in d["findings"]]

@@ -4,11 +4,7 @@ ACS lines ACS ranks first; iommu=pt alone names no ACS fault."""
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
-
+from tests.evidence.helpers import ranked as _ranked
 
 # -- a bare watchdog timeout: no cause above low, and the paste that tells them apart ----------------
 WATCHDOG = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [PG 0 Rank 0] Watchdog caught collective "

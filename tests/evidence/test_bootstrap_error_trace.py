@@ -5,10 +5,7 @@ that names the failure keeps its own kind first."""
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 def _errors(d: dict) -> dict:

@@ -4,10 +4,7 @@ netdev beside its active port is no port down."""
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 # -- ibdev2netdev's (Down): a candidate while the port's own state is not shown --------------------

@@ -9,10 +9,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parse
 from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import facts
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 # -- a port that is not ACTIVE, when the text does not say which ports are the rails ----------------

@@ -4,28 +4,12 @@ decides the index, between routable GIDs of two subnets is cross-rail."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
-from allreduce_doctor.cli import main
 from allreduce_doctor.evidence import signatures
+from tests.evidence.helpers import diagnose_rc_json as _diagnose
 from tests.evidence.helpers import facts
+from tests.evidence.helpers import ranked as _ranked
 
 P = "node-a:4242:4301 [3] "
-
-
-def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(["diagnose", "--evidence", str(path), "--format", "json"])
-    return rc, json.loads(out.getvalue())
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
 
 
 # -- the GID table changed: three wordings across NCCL versions --------------------------------------

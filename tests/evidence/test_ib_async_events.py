@@ -3,23 +3,10 @@ event is recognized and names no cause it cannot support."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
-from allreduce_doctor.cli import main
 from allreduce_doctor.evidence import signatures
+from tests.evidence.helpers import diagnose_rc_json as _diagnose
 
 P = "node-a:4242:4301 [3] "
-
-
-def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(["diagnose", "--evidence", str(path), "--format", "json"])
-    return rc, json.loads(out.getvalue())
 
 
 def test_a_non_fatal_port_error_of_2_23_and_2_30_is_a_port_event():

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from allreduce_doctor.evidence import signatures
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 # -- kernel lines pasted alone: a candidate, or what the line says and what to paste -------------

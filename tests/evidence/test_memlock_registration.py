@@ -4,14 +4,11 @@ RLIMIT_MEMLOCK without CAP_IPC_LOCK): it decides the memlock step, on one host t
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
+from tests.evidence.helpers import ranked as _ranked
 
 
 def _step(d: dict, node: str) -> dict:
     return next(p for p in d["path"] if p["node"] == node)
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
 
 
 # -- a system error of a job on one host: the causes between hosts drop out -------------------------

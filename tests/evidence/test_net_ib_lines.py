@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from allreduce_doctor.evidence import signatures
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 def _errors(d: dict) -> dict:

@@ -9,10 +9,7 @@ import pytest
 from allreduce_doctor.evidence import signatures
 from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import facts
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 def _kinds(tmp_path, text: str) -> set[str]:

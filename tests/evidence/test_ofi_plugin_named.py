@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from allreduce_doctor.evidence import signatures
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
-
+from tests.evidence.helpers import ranked as _ranked
 
 # -- the OFI net plugin named: NCCL reaches EFA only through it (a dlopen by name) ------------------
 OFI = "On our p5 nodes the image has no /opt/amazon/ofi-nccl/lib in LD_LIBRARY_PATH and training is slow.\n"

@@ -5,14 +5,11 @@ like a container is its network namespace, on a plain host name the interface se
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
+from tests.evidence.helpers import ranked as _ranked
 
 
 def _step(d: dict, node: str) -> dict:
     return next(p for p in d["path"] if p["node"] == node)
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
 
 
 def _decided_by(tmp_path, text: str, node: str, fact: str, rows) -> tuple[int, dict]:

@@ -4,10 +4,7 @@ whose NCCL lines never name the network still asks which it chose."""
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
+from tests.evidence.helpers import ranked as _ranked
 
 
 # -- the lines a differential step cites against a cause are those its fact was read from -----------

@@ -4,11 +4,7 @@ at nothing; between hosts it stays a candidate."""
 from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
-
+from tests.evidence.helpers import ranked as _ranked
 
 # -- a system error of a job on one host: the causes between hosts drop out -------------------------
 # nccl-tests common.cu prints the ranks (`Rank N Pid P on HOST device D`) before NCCL's init.

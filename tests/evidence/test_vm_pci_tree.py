@@ -9,11 +9,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parse
 from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import facts
-
-
-def _ranked(d: dict) -> list[str]:
-    return [f["cause"] for f in d["findings"]]
-
+from tests.evidence.helpers import ranked as _ranked
 
 # -- lspci -tv: a GPU or RDMA NIC behind an emulated PCI bridge is a virtual machine -----------------
 # Trees in pciutils ls-tree.c's drawing. Bare metal: a PCIe switch (its downstream ports are bridges at
