@@ -29,7 +29,7 @@ def test_a_pasted_hardware_limit_is_no_fault_in_the_text_not_a_healthy_node():
     code, text = _run("text")
     assert code == 0
     assert text.splitlines()[2:4] == ["NO FAULT IN THE PASTED TEXT: expected_hardware_limit",
-                                      "  the bandwidth is capped by the node's NICs, not by a fault"]
+                                      "  the bandwidth is what the hardware can carry, not a fault"]
     assert "NOTHING FOUND" not in text
 
 

@@ -54,8 +54,8 @@ def test_fingerprint_depends_on_cause_fabric_and_nodes_only():
 def test_title_is_one_line_of_at_most_255_characters_and_keeps_the_measurement():
     d = diagnose_bundle("roce-at-hardware-limit")
     t = build_ticket(d)
-    assert t.title == ("expected_hardware_limit on gpu-node-017: the bandwidth is capped by the node's NICs, not by "
-                       "a fault (busbw 372 GB/s vs 400 GB/s expected)")
+    assert t.title == ("expected_hardware_limit on gpu-node-017: the bandwidth is what the hardware can carry, "
+                       "not a fault (busbw 372 GB/s vs 400 GB/s expected)")
     assert t.bandwidth == {"measured": 372.0, "expected": 400.0, "unit": "GB/s"}
     assert t.symptom[0] == "Measured all-reduce busbw 372 GB/s vs 400 GB/s expected (93% of expected)."
     d["healthy"]["title"] = "very\nlong " * 60
