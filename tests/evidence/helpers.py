@@ -70,3 +70,8 @@ def diagnose_rc_json(tmp_path: Path, text: str) -> tuple[int, dict]:
 def ranked(d: dict) -> list[str]:
     """The causes of a JSON Diagnosis's findings, best first."""
     return [f["cause"] for f in d["findings"]]
+
+
+def step(d: dict, node: str) -> dict:
+    """The walk's step `node` of a JSON Diagnosis."""
+    return next(p for p in d["path"] if p["node"] == node)

@@ -3,9 +3,8 @@ vendor syndrome; a completion queue refused for memory is the memlock limit."""
 
 from __future__ import annotations
 
-import json
-
-from tests.evidence.helpers import cli, facts
+from tests.evidence.helpers import diagnose_rc_json as _diagnose
+from tests.evidence.helpers import facts
 
 P = "gpu-a:4242:4301 [0] "
 # NCCL 2.29-2.30 src/transport/net_ib/p2p.cc: WARN "NET/IB: Got completion from peer %s with
@@ -13,13 +12,6 @@ P = "gpu-a:4242:4301 [0] "
 RETRY_230 = (f"{P}transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45123> with "
              "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid ::ffff:10.0.0.1 "
              "remoteGids::ffff:10.0.0.2 hca mlx5_0\n")
-
-
-def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    proc = cli("diagnose", "--evidence", str(path), "--format", "json")
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def test_a_completion_named_by_status_is_the_retry_exceeded_kind_with_its_vendor_syndrome(tmp_path):

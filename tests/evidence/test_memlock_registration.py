@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import ranked as _ranked
-
-
-def _step(d: dict, node: str) -> dict:
-    return next(p for p in d["path"] if p["node"] == node)
-
+from tests.evidence.helpers import step as _step
 
 # -- a system error of a job on one host: the causes between hosts drop out -------------------------
 # nccl-tests common.cu prints the ranks (`Rank N Pid P on HOST device D`) before NCCL's init.

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
-from tests.evidence.helpers import cli, facts
+from tests.evidence.helpers import diagnose_rc_json as _diagnose
+from tests.evidence.helpers import facts
 
 P = "gpu-a:4242:4301 [0] "
-
-
-def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    proc = cli("diagnose", "--evidence", str(path), "--format", "json")
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def test_pytorchs_words_for_ncclresults_are_read_not_refused(tmp_path):

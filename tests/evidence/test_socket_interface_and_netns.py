@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from tests.evidence.helpers import diagnose_json as _diagnose
 from tests.evidence.helpers import ranked as _ranked
-
-
-def _step(d: dict, node: str) -> dict:
-    return next(p for p in d["path"] if p["node"] == node)
+from tests.evidence.helpers import step as _step
 
 
 def _decided_by(tmp_path, text: str, node: str, fact: str, rows) -> tuple[int, dict]:

@@ -4,9 +4,7 @@ explain."""
 
 from __future__ import annotations
 
-import json
-
-from tests.evidence.helpers import cli
+from tests.evidence.helpers import diagnose_rc_json as _diagnose
 
 P = "gpu-a:4242:4301 [0] "
 # NCCL 2.29-2.30 src/transport/net_ib/p2p.cc: WARN "NET/IB: Got completion from peer %s with
@@ -18,13 +16,6 @@ RETRY_230 = (f"{P}transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion f
 WATCHDOG = ("[rank1]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [PG 0 Rank 1] Watchdog caught collective "
             "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
             "for 600081 milliseconds before timing out.\n")
-
-
-def _diagnose(tmp_path, text: str) -> tuple[int, dict]:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    proc = cli("diagnose", "--evidence", str(path), "--format", "json")
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def test_a_lone_watchdog_timeout_is_a_hang_whose_candidates_are_a_collective_that_never_completes(tmp_path):
