@@ -388,3 +388,10 @@ def test_billion_laughs_is_bounded():
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
     message = error_of("\n".join(lines) + "\n")
     assert "document too large (too many nodes, or aliases expanding)" in message
+
+
+def test_detour_is_true_or_false_and_marks_the_runbook():
+    assert load_runbook_text(GOOD.replace("entry: a\n", "entry: a\ndetour: true\n"), "t.yaml", FACTS).runbooks["t"].detour
+    assert not load_runbook_text(GOOD, "t.yaml", FACTS).runbooks["t"].detour
+    assert error_of(GOOD.replace("entry: a\n", "entry: a\ndetour: maybe\n")).startswith(
+        "t.yaml:4:9: detour must be one of true, false, got 'maybe'")

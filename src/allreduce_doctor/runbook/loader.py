@@ -21,13 +21,14 @@ from .cond_lexer import ExprError
 from .conditions import compile_condition
 from .fields import known_keys as _known_keys
 from .fields import mapping as _mapping
+from .fields import one_of as _one_of
 from .fields import require as _require
 from .fields import text as _text
 from .fields import text_list as _text_list
 from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
-TOP_OPTIONAL = ("description",)
+TOP_OPTIONAL = ("description", "detour")
 KIND_KEYS = ("check", "ask", "cause", "healthy")
 NODE_SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # kind key -> (required, optional)
     "check": (("title", "why", "check", "yes", "no", "unknown"), ("expected",)),
@@ -105,6 +106,7 @@ class _Reader:
             loc=top.entries["runbook"][1].loc,
             entry_loc=top.entries["entry"][1].loc,
             description=_text(top, "description") if "description" in top.entries else "",
+            detour="detour" in top.entries and _one_of(top, "detour", ("true", "false")) == "true",
         )
 
     def node(self, rb_id: str, node_id: str, where: Location, value: YNode) -> Node:

@@ -136,6 +136,9 @@ class Runbook:
     loc: Location  # of the `runbook:` value
     entry_loc: Location
     description: str = ""
+    # A branch only some nodes take (the net-plugin branch, reached from "no RDMA ports"): its healthy
+    # end counts for a walk that entered it, so the steps before it are not shown passed on other nodes.
+    detour: bool = False
 
     @property
     def facts(self) -> set[str]:

@@ -201,21 +201,18 @@ def _diagnosis(rs: RunbookSet, leaf: Node, decisions: list[_Decision], secondary
     return diag
 
 
-# A branch only some nodes can take: its healthy end counts for a walk that entered it. The plugin
-# branch (EFA, GPUDirect-TCPX) is reachable from "no RDMA ports", which on any other GPU node is a
-# failure (socket_fallback) or nothing to judge, never a pass.
-DETOURS = frozenset({"plugin"})
-
-
 def _reaching_healthy(rs: RunbookSet, entered: frozenset[str] = frozenset()) -> set[str]:
     """The nodes from which some healthy end can be reached (a reverse walk over the outcomes; the
-    walk runs without networkx, which only validation loads); a detour's end only when entered."""
+    walk runs without networkx, which only validation loads); a detour's end only when entered
+    (Runbook.detour: the plugin branch is reachable from "no RDMA ports", which on any other GPU node
+    is a failure or nothing to judge, never a pass)."""
+    detours = {rb.id for rb in rs.runbooks.values() if rb.detour}
     parents: dict[str, set[str]] = {}
     for node in rs.nodes():
         for outcome in getattr(node, "outcomes", {}).values():
             parents.setdefault(outcome.target, set()).add(node.key)
     reached = {n.key for n in rs.nodes() if isinstance(n, HealthyLeaf) and n.verdict == HEALTHY
-               and (n.runbook not in DETOURS or n.runbook in entered)}
+               and (n.runbook not in detours or n.runbook in entered)}
     todo = list(reached)
     while todo:
         for parent in parents.get(todo.pop(), ()):
