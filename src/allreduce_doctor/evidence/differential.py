@@ -43,24 +43,10 @@ HANG_FRAMES = {"hang_in_init", "hang_in_socket", "hang_in_connect", "hang_in_col
 # Istio sidecar is a low candidate; beside a rank hung in init the runbook decides it; a named OFI
 # plugin says the job needs it, not that it failed).
 CONTEXT = HANG_FRAMES | {"cuda_interposer", "mesh_sidecar", "ofi_plugin_named"}
-# Causes whose usual face is low bandwidth rather than a failure (catalogue summaries).
-SLOW = {"socket_fallback", "ib_disabled_by_env", "gdr_disabled", "pcie_acs_enabled", "pcie_link_degraded",
-        "numa_affinity", "vm_topology_hidden", "p2p_disabled_by_env", "nvlink_degraded", "nccl_tuning_override",
-        "too_few_channels", "link_degraded", "link_errors", "ib_congestion", "ib_xmit_discards", "pfc_not_enabled",
-        "traffic_class_mismatch", "ecn_disabled", "roce_packet_loss", "pfc_pause_storm", "roce_congestion",
-        "straggler_node", "container_missing_libibverbs", "container_missing_ib_devices", "wrong_ib_hca"}
-# Causes that show as a hang more than as an error (peer traffic that never completes).
-HANG = {"pcie_acs_enabled", "iommu_enabled", "gid_index_drift", "asymmetric_transport", "wrong_socket_ifname",
-        "container_network_isolation", "fabric_unreachable", "socket_blocked", "gpu_sharing_interposer_deadlock",
-        "nccl_version_mismatch"}
-# Causes that only matter between hosts, so none explains what a job the text shows on one host hit
-# (the runbook's bridge, socket_iface, blocked, libibverbs and socket checks are gated the same way):
-# TCP between hosts: every local address (loopback, a bridge, the container's own) reaches every other,
-# and NCCL's bootstrap and proxy sockets listen on the chosen interface for the ranks (bootstrap.cc);
-# the network transport: ranks of one host connect over P2P or SHM, NET only when both cannot
-# (transport.cc tries p2p, shm, net in that order), so no verbs library or a TCP fallback costs nothing.
-BETWEEN_HOSTS = {"wrong_socket_ifname", "container_network_isolation", "socket_blocked",
-                 "container_missing_libibverbs", "socket_fallback"}
+# How a cause shows (slow, hang) and whether it needs two hosts are the catalogue's `shows` and
+# `between_hosts` (runbooks/catalogue/causes.yaml): a symptom favours the causes that show it, and a job
+# the text shows on one host drops the causes that need two (the runbook gates its bridge, socket_iface,
+# blocked, libibverbs and socket checks the same way).
 # What a bootstrap over TCP that reached every rank across hosts rules out (init.cc prints Init COMPLETE after
 # initTransportsRank's bootstrapAllGather of every rank's peer info, v2.4.8-1 to v2.30.7-1; bootstrap.cc connects
 # each rank to the next over NCCL's socket interface): an interface the peers cannot reach, a firewall on
@@ -104,7 +90,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
     for kind, entry in errors.items():
         if killed and kind in HANG_FRAMES:
             continue  # the backtrace of a killed process: its frames say where it died, not that it waits
-        cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and c.cause in BETWEEN_HOSTS))
+        cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and _between(causes, c.cause)))
         # A kind with a single explanation is decisive; a generic one follows from another failure.
         weak = kind in GENERIC or kind in CONTEXT
         weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)
@@ -132,9 +118,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         scores[cause] = scores.get(cause, 0.0) + 2.0
         support.setdefault(cause, []).append(line)
         steps.setdefault(cause, step)
-    favoured = SLOW if symptom == "slow" else HANG if symptom == "hang" else set()
     for cause in scores:
-        if cause in favoured:
+        if symptom and symptom in causes[cause].shows:
             scores[cause] *= 1.5
     # A frame or a timeout says where a rank waits: no check of NCCL's lines reads it against a cause.
     context_lines = {str(e.get("source")) for k, e in errors.items() if k in CONTEXT}
@@ -163,7 +148,7 @@ def rank(diag: Diagnosis, rs: RunbookSet, nccl: dict | None, symptom: str | None
         against.setdefault(cause, []).extend(lines)
     worded = [(cause, lines, step) for cause, lines, step in
               report_words.candidates(words, symptom, bool((nccl or {}).get("lines")))
-              if cause in causes and not causes[cause].healthy and not (one_host and cause in BETWEEN_HOSTS)
+              if cause in causes and not causes[cause].healthy and not (one_host and causes[cause].between_hosts)
               and not (done and cause in BOOTSTRAPPED)]  # words against the log's own init: the log wins
     for cause, lines, _step in worded:
         if cause in support:
@@ -374,6 +359,11 @@ def _step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) ->
         if step.node == node:
             return [f"{source}: {f['fact']}" for f in step.facts if (source := _own_source(f, own))][:3]
     return []
+
+
+def _between(causes: dict, cause: str) -> bool:
+    info = causes.get(cause)
+    return info is not None and info.between_hosts
 
 
 def _verify(causes: dict, cause: str) -> str:

@@ -32,9 +32,7 @@ def gdr_out_of_reach(job: dict | None, symptom: str | None) -> list[tuple[str, s
         return []
     names = ", ".join(f"{g['gpu']} ({g['path']} to {g['nic']})" for g in far[:4])
     return [("gdr_disabled", f"{gdr.get('topology_source')}: {names}: nearest NIC beyond PXB, NCCL's default "
-             "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them",
-             "paste the NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET lines `GPU Direct RDMA Enabled/Disabled for HCA` "
-             "and `via NET/IB/N/GDRDMA`, and `lsmod | grep -e nvidia_peermem -e nv_peer_mem`")]
+             "NCCL_NET_GDR_LEVEL, so no GPUDirect RDMA for them", _paste("gdr_disabled"))]
 
 
 def transport_unseen(nccl: dict | None, job: dict | None, symptom: str | None,
@@ -108,6 +106,13 @@ def virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
     return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
 
 
+def _paste(cause: str) -> str:
+    """The catalogue's one paste that decides `cause` (runbooks/catalogue/causes.yaml `paste`)."""
+    from allreduce_doctor.runbook.causes import CAUSES
+
+    return CAUSES[cause].paste
+
+
 def _nccl_runs(nccl: dict, context_kinds: set[str]) -> bool:
     """Whether the text shows NCCL running: lines that only name the context (a plugin's path in prose, a
     frame) do not."""
@@ -137,4 +142,4 @@ def hang_on_one_host(nccl: dict | None, job: dict | None, symptom: str | None,
     line = f"{source}: every rank on one host, and no NCCL line failed before the hang"
     return [("pcie_acs_enabled", line, "paste `lspci -vvv | grep -e ACSCtl -e '^[0-9a-f]'` (the bridges above the "
              "GPUs: `SrcValid+` is ACS on), or retry with NCCL_P2P_DISABLE=1 and say whether it still hangs"),
-            ("iommu_enabled", line, "paste `cat /proc/cmdline` and `dmesg | grep -i -e DMAR -e AMD-Vi`")]
+            ("iommu_enabled", line, _paste("iommu_enabled"))]

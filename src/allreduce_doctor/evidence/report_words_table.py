@@ -90,10 +90,11 @@ def table() -> Table:
     def cands(rows, what: str) -> tuple[WordCandidate, ...]:
         out = []
         for row in rows or []:
-            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= _CANDIDATE_KEYS \
+            if not isinstance(row, dict) or not {"cause", "basis"} <= set(row) <= _CANDIDATE_KEYS \
                     or row.get("needs", "container") not in _NEEDS:
-                raise row_error(path, row, f"{what}: a candidate has cause, next_step, basis (and needs: container)")
-            out.append(WordCandidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), row.get("needs"),
+                raise row_error(path, row, f"{what}: a candidate has cause, basis (and next_step, needs: container)")
+            out.append(WordCandidate(str(row["cause"]), signatures.next_step(row, path, what), str(row["basis"]),
+                                     row.get("needs"),
                                      bool(row.get("against", True))))
         return tuple(out)
 

@@ -160,16 +160,30 @@ def candidates() -> dict[str, tuple[Candidate, ...]]:
             raise row_error(path, rows, f"candidates for '{kind}', which is no signature kind")
         entries = []
         for row in rows or []:
-            if not isinstance(row, dict) or not {"cause", "next_step", "basis"} <= set(row) <= CANDIDATE_KEYS:
-                raise row_error(path, row, f"'{kind}': a candidate has cause, next_step, basis (and symptoms)")
+            if not isinstance(row, dict) or not {"cause", "basis"} <= set(row) <= CANDIDATE_KEYS:
+                raise row_error(path, row, f"'{kind}': a candidate has cause, basis (and next_step, symptoms)")
             symptoms = tuple(row.get("symptoms") or ())
             if set(symptoms) - set(SYMPTOMS):
                 raise row_error(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
-            entries.append(Candidate(str(row["cause"]), str(row["next_step"]), str(row["basis"]), symptoms))
+            step = next_step(row, path, f"'{kind}'")
+            entries.append(Candidate(str(row["cause"]), step, str(row["basis"]), symptoms))
         out[kind] = tuple(entries)
     if parsed:
         remember_table(path, data)
     return out
+
+
+def next_step(row: dict, path: Path, what: str) -> str:
+    """A candidate row's next step: its own `next_step` (what this kind adds to the paste), else the
+    catalogue's `paste` of its cause (runbooks/catalogue/causes.yaml), the one place that paste is written."""
+    from allreduce_doctor.runbook.causes import CAUSES
+
+    if "next_step" in row:
+        return str(row["next_step"])
+    info = CAUSES.get(str(row["cause"]))
+    if info is None or not info.paste:
+        raise row_error(path, row, f"{what}: a candidate without next_step needs its cause's `paste` in the catalogue")
+    return info.paste
 
 
 def by_kind() -> dict[str, Signature]:

@@ -4,6 +4,12 @@ Each id of the public list (docs/causes.md) has one entry: title, section, sever
 remediation and verification; the two "no fault" outcomes (`healthy: true`) have a summary and
 next steps instead. Runbook leaves name an id and take their texts from here.
 
+A cause may also say how it shows to a reporter (`shows`: some of hang, slow, crash, error), whether
+it only matters between hosts (`between_hosts: true`: no job on one host can hit it) and the one paste
+that decides it (`paste`). The ranked differential of pasted text (evidence/rank.py) and the candidate
+tables (signatures/candidates.yaml, report_words.yaml: a row without next_step takes `paste`) read
+them here, so each is written once.
+
 `CAUSES`, `FAULT_IDS` and `HEALTHY_IDS` are read on first use and kept for the process, so
 `--help` and `--version` never parse YAML. The ids are a public contract (JSON output, ticket
 labels): add freely, never rename or drop.
@@ -18,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import RunbookError
+from ..symptoms import SYMPTOMS
 from ..yamlsrc import Location
 
 SEVERITIES = ("critical", "major", "minor")
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
 CATALOGUE_FILE = "catalogue/causes.yaml"  # under the runbooks data folder
 FAULT_KEYS = ("title", "section", "severity", "owner", "summary", "remediation", "verification")
 HEALTHY_KEYS = ("title", "section", "healthy", "summary", "next_steps")
+OPTIONAL_KEYS = ("shows", "between_hosts", "paste")  # faults only: how it shows, its scope, its deciding paste
 _ID = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
@@ -44,6 +52,9 @@ class CauseInfo:
     remediation: tuple[str, ...] = ()
     verification: tuple[str, ...] = ()
     next_steps: tuple[str, ...] = ()  # healthy outcomes only
+    shows: tuple[str, ...] = ()  # the symptoms it usually gives (symptoms.SYMPTOMS); () when none is typical
+    between_hosts: bool = False  # only ranks on two hosts can hit it (a job on one host never does)
+    paste: str = ""  # the one paste or command that decides it; "" when the catalogue names none
 
 
 def catalogue_path() -> Path:
@@ -96,10 +107,10 @@ def _entry(cause_id: str, ymap: YMap) -> CauseInfo:
         raise ymap.entries["healthy"][1].loc.error("'healthy' must be true (leave it out for a cause)")
     allowed = HEALTHY_KEYS if healthy else FAULT_KEYS
     for key, (kscalar, _) in ymap.entries.items():
-        if key in FAULT_KEYS + HEALTHY_KEYS and key not in allowed:
+        if key in FAULT_KEYS + HEALTHY_KEYS + OPTIONAL_KEYS and key not in allowed + (() if healthy else OPTIONAL_KEYS):
             kind = "a healthy outcome" if healthy else "a cause (only healthy outcomes have it)"
             raise kscalar.loc.error(f"'{key}' does not belong in {kind}")
-    fields.known_keys(ymap, allowed)
+    fields.known_keys(ymap, allowed + (() if healthy else OPTIONAL_KEYS))
     fields.require(ymap, allowed)
     common = dict(id=cause_id, title=fields.text(ymap, "title"), section=fields.text(ymap, "section"),
                   summary=fields.text(ymap, "summary"))
@@ -108,7 +119,30 @@ def _entry(cause_id: str, ymap: YMap) -> CauseInfo:
     return CauseInfo(
         **common, severity=fields.one_of(ymap, "severity", SEVERITIES), owner=fields.one_of(ymap, "owner", OWNERS),
         remediation=tuple(fields.text_list(ymap, "remediation")), verification=tuple(fields.text_list(ymap, "verification")),
+        **_attributes(ymap),
     )
+
+
+def _attributes(ymap: YMap) -> dict:
+    """The optional attributes of a fault: `shows` (a list of symptoms, each once), `between_hosts`
+    (true or false) and `paste` (text)."""
+    from . import fields
+
+    out: dict = {}
+    if "shows" in ymap.entries:
+        shows = fields.text_list(ymap, "shows")
+        node = ymap.entries["shows"][1]
+        for name in shows:
+            if name not in SYMPTOMS:
+                raise node.loc.error(f"shows: each is one of {', '.join(SYMPTOMS)}, got '{name}'")
+        if len(set(shows)) != len(shows):
+            raise node.loc.error("shows: name each symptom once")
+        out["shows"] = tuple(shows)
+    if "between_hosts" in ymap.entries:
+        out["between_hosts"] = fields.one_of(ymap, "between_hosts", ("true", "false")) == "true"
+    if "paste" in ymap.entries:
+        out["paste"] = fields.text(ymap, "paste")
+    return out
 
 
 @cache
