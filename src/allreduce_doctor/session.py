@@ -152,25 +152,19 @@ class Session:
         diagnosis = walk(self.doctor.runbooks, self.observations, self.options.answers, also_sweep=branch)
         bandwidth = busbw_summary(self.observations)
         if self.options.evidence and self.host.kind == "evidence":  # pasted text alone: a ranked differential
-            from allreduce_doctor.evidence.differential import rank
+            from allreduce_doctor.evidence.differential import Paste, rank
 
             log, ports = self.observations.get("log.nccl"), self.observations.get("rdma.compute_ports")
             job = self.observations.get("log.job")
-            rank(diagnosis, self.doctor.runbooks, log.value if log.ok else None, self._symptom(bandwidth),
-                 ports.value if ports.ok else None, job.value if job.ok else None)
+            rank(diagnosis, self.doctor.runbooks, Paste(log.value if log.ok else None, ports.value if ports.ok else None,
+                                                        job.value if job.ok else None, self.options.symptom, bandwidth,
+                                                        self.observations))
         diagnosis.context = self.context()
         diagnosis.bundle = self.options.bundle
         diagnosis.evidence_used = self.options.evidence_report
         diagnosis.warnings = list(self.warnings)
         diagnosis.bandwidth = bandwidth
         return diagnosis
-
-    def _symptom(self, bandwidth: dict | None) -> str | None:
-        """What the reporter saw: as told (--symptom), else "slow" when the text measured busbw below
-        what its NICs carry (a table with numbers is itself a symptom, issue 12); else unsaid."""
-        if self.options.symptom:
-            return self.options.symptom
-        return "slow" if bandwidth is not None and bandwidth["verdict"] == "below" else None
 
     def reanswer(self, answers: dict[str, str]):
         """Walk again with new answers. Nothing is probed again: only the facts derived from the
