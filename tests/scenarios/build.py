@@ -81,6 +81,8 @@ def fake_host(node: N.Node) -> FakeHost:
                          net_libs=None if node.net_libs is None else list(node.net_libs))] if node.job else []
     host = FakeHost(files=files, files_later=changed, links=links, tools=tools, commands=commands,
                     commands_later=later, processes=procs,
+                    exports={f"/proc/{N.JOB_PID}/root{path}": [f"ncclNetPlugin_v{v}" for v in versions]
+                             for path, versions in node.plugin_exports.items()},
                     identity=HostIdentity(node.hostname, node.kernel, 0 if node.root else 1000, node.root))
     for path in set(files) - set(files_later):  # a counter gone from the second sample
         del host.samples[1][path]
@@ -161,23 +163,30 @@ OFI_OLD = "/opt/aws-ofi-nccl/lib/libnccl-net.so"
 LIBFABRIC = "/opt/amazon/efa/lib/libfabric.so.1"
 TCPX = "/usr/local/tcpx/lib64/libnccl-net.so"
 TCPXO = "/usr/local/nvidia/lib64/libnccl-net.so"
+# The ncclNetPlugin_vN each defines: aws-ofi-nccl v1.21.1 v6..v12 (src/nccl_ofi_interface_nvidia.cpp),
+# v1.7.4-aws v2..v6 (src/compat_v2.c .. compat_v6.c); v1.4.0 only NCCL_PLUGIN_SYMBOL of the
+# nccl_net.h it was built with (v4 from NCCL 2.8 to 2.11); GPUDirect-TCPX v7 (src/nccl_plugin.cc).
+OFI_EXPORTS = (12, 11, 10, 9, 8, 7, 6)
+OFI_174_EXPORTS = (6, 5, 4, 3, 2)
+TCPX_EXPORTS = (7,)
 
 
-def aws(efa: tuple = N.P5_EFA, product: str = "p5.48xlarge", plugin: str = OFI, **changes) -> N.Node:
+def aws(efa: tuple = N.P5_EFA, product: str = "p5.48xlarge", plugin: str = OFI, exports: tuple = OFI_EXPORTS,
+        **changes) -> N.Node:
     """An EC2 GPU instance with the EFA installer: EFA devices only (no IB/RoCE port), the job maps
     aws-ofi-nccl and the installer's libfabric (and rdma-core's libibverbs and libefa)."""
     fields = dict(ports=0, driver="efa", efa_devices=efa, dmi=("Amazon EC2", product), netdevs=("lo", "ens32", "docker0"),
-                  net_libs=(plugin, LIBFABRIC), job_files={plugin: "", LIBFABRIC: ""},
+                  net_libs=(plugin, LIBFABRIC), job_files={plugin: "", LIBFABRIC: ""}, plugin_exports={plugin: exports},
                   nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.23.4", hostname="ip-10-0-1-11")
     fields.update(changes)
     return N.Node("efa", **fields)
 
 
-def gcp(plugin: str = TCPX, gvnic: int = 5, **changes) -> N.Node:
+def gcp(plugin: str = TCPX, gvnic: int = 5, exports: tuple | None = TCPX_EXPORTS, **changes) -> N.Node:
     """A GCP A3 (5 gVNIC: eth0 control, eth1-eth4 data) or A3 Mega (9) VM: no RDMA device, no
     rdma-core in the image, the job maps the GPUDirect-TCPX/TCPXO plugin."""
     fields = dict(ports=0, gvnic=gvnic, dmi=("Google", "Google Compute Engine"), netdevs=("lo", "docker0"),
-                  net_libs=(plugin,), job_files={plugin: ""}, verbs=False, provider=False, host_verbs=False,
+                  net_libs=(plugin,), job_files={plugin: ""}, plugin_exports={plugin: exports} if exports else {}, verbs=False, provider=False, host_verbs=False,
                   uverbs=False, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", hostname="a3-node-0")
     fields.update(changes)
     return N.Node("gvnic", **fields)
@@ -369,7 +378,7 @@ SCENARIOS: dict[str, N.Node] = {
     "ib-peer-saturated-no-extended": N.Node("ib", peer_pinned16=PINNED16, peer_ext=False),
     # net plugins (issue 26): EFA and GPUDirect-TCPX/TCPXO nodes are not socket_fallback
     "efa-p5-healthy": aws(),
-    "efa-p4d-healthy": aws(N.P4D_EFA, "p4d.24xlarge", OFI_OLD, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.5",
+    "efa-p4d-healthy": aws(N.P4D_EFA, "p4d.24xlarge", OFI_OLD, OFI_174_EXPORTS, nccl_lib="/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.5",
                            env={"LD_LIBRARY_PATH": "/opt/aws-ofi-nccl/lib:/opt/amazon/efa/lib"}),
     "efa-p5-no-job": aws(job=False),
     "efa-p5-plugin-not-on-path": aws(net_libs=(), env={"LD_LIBRARY_PATH": "/opt/amazon/efa/lib:/usr/local/cuda/lib64"}),
@@ -379,8 +388,12 @@ SCENARIOS: dict[str, N.Node] = {
                                         job_files={OFI: "", "/usr/local/lib/libfabric.so.1": ""},
                                         env={"LD_LIBRARY_PATH": "/opt/amazon/ofi-nccl/lib:/usr/local/lib"}),
     "efa-p5-device-rdma-off": aws(env={"FI_EFA_USE_DEVICE_RDMA": "0"}),
+    # An old image's aws-ofi-nccl 1.4.0 (built on NCCL 2.8-2.11 headers: ncclNetPlugin_v4 only) beside
+    # NCCL 2.23.4, which looks up v8..v5 (src/net.cc): NCCL closes the plugin, so the job maps none.
+    "efa-p5-plugin-version-mismatch": aws(plugin=OFI_OLD, exports=(4,), net_libs=(),
+                                          env={"LD_LIBRARY_PATH": "/opt/aws-ofi-nccl/lib:/opt/amazon/efa/lib"}),
     "gcp-a3-tcpx-healthy": gcp(),
-    "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, env=TCPXO_ENV),
+    "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, None, env=TCPXO_ENV),  # TCPXO's exports: not read
     "gcp-a3-tcpx-plugin-not-loaded": gcp(net_libs=(), job_files={}, env={"NCCL_NET": "GPUDirectTCPX"}),
     # issue 26/27 (review FA-10..FA-14, MF-13): NCCL's selections as NCCL derives them at the job's version
     "gb200-tray-healthy": gb200_tray(),

@@ -17,9 +17,10 @@ class FakeHost(SampleClock):
     kind = "live"
 
     def __init__(self, files=None, files_later=None, links=None, tools=(), commands=None,
-                 commands_later=None, processes=(), denied=(), identity=None) -> None:
+                 commands_later=None, processes=(), denied=(), identity=None, exports=None) -> None:
         self.samples = [dict(files or {}), {**(files or {}), **(files_later or {})}]
         self.links = dict(links or {})
+        self.exports = dict(exports or {})  # library path -> the dynamic symbols it defines
         self.tools = set(tools)
         self.commands = [dict(commands or {}), {**(commands or {}), **(commands_later or {})}]
         self._processes = list(processes)
@@ -63,6 +64,10 @@ class FakeHost(SampleClock):
 
     def which(self, name: str) -> str | None:
         return f"/usr/bin/{name}" if name in self.tools else None
+
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        found = self.exports.get(path)
+        return None if found is None else sorted(s for s in found if s.startswith(prefix))
 
     def run(self, argv, timeout, key=""):
         self.calls.append(("run", tuple(argv)))

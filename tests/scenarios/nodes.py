@@ -149,6 +149,9 @@ class Node:
     gvnic: int = 0  # gVNIC netdevs eth0.. (driver gve)
     net_libs: tuple | None = ()  # net plugins and libfabric the job maps (None: not scanned)
     efa_in_job: bool = True  # the job's container has the EFA devices' /dev/infiniband/uverbs*
+    # the ncclNetPlugin_vN each library defines (path inside the job's root -> versions); a
+    # library not named here is unreadable (unknown)
+    plugin_exports: dict = field(default_factory=dict)
     eth_ports: tuple = ()  # port indexes that are Ethernet on an IB node (a GB200 tray's BlueField-3 ports)
     eth_hca_type: str = "MT41692"  # the CA type of those ports (BlueField-3)
     gds: tuple = ()  # port indexes of GPUDirect Storage HCAs under the GPUs' switches (PIX to GPUs 2k, 2k+1)

@@ -46,6 +46,9 @@ class FakeHost(SampleClock):
     def which(self, name: str) -> str | None:
         return self.whiches.get(name)
 
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        return None
+
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
         found = self.commands.get((self._sample, key))
         return found if found is not None else CommandResult(list(argv), None, error="not found", duration=0.001)

@@ -8,6 +8,7 @@ from allreduce_doctor.evidence import node_facts as node_facts_of
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl_network import host_networks, network
 from allreduce_doctor.evidence.segmenter import Scanner
+from allreduce_doctor.nccl_rules import plugin_abi
 from allreduce_doctor.observations import OK, Observation
 
 # The evidence facts of probes/evidence.yaml, by the recognizer named there.
@@ -64,7 +65,8 @@ def nccl_value(scanner: Scanner) -> dict:
         "oob": {h: [f"{i}:{a}" for i, a in v[:2]] for h, v in list(n.oob.items())[:16]},
         "bootstrap_net": dict(list(n.bootstrap_net.items())[:16]),
         "init_across_hosts": n.init_across_hosts(),
-        "plugin": n.plugin, "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
+        "plugin": n.plugin, "plugin_abi": {**n.plugin_abi, "failed": sorted(n.plugin_abi["failed"], reverse=True)},
+        "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
         "ring_channels": n.ring_channels or None, "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
         "topo_file": n.topo_file, "errors": n.errors, "other_warnings": n.warn_other.to_dict(),
         "error_traces": dict(n.trace_files.most_common(6)), "sources": dict(n.where.keys),
@@ -127,6 +129,8 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "channels": checks.channels(nccl, nic, sc["scope"]),
         "hca_problems": checks.hca(nccl, rdma_v, env, fab, used), "ib_devices_hidden": checks.ib_devices_hidden(
             nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
+        # like plugin_missing: "no" when the log shows no failed version search
+        "plugin_abi": plugin_abi.from_log(nccl.plugin_abi, network) or {"mismatch": False, "why": ""},
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
         "blocking_errors": sorted(k for k, e in nccl.errors.items() if e["blocking"]),
         "virtual_pcie": tree if (tree := host_v.get("pcie_tree")) and tree["virtual"] else None,

@@ -42,7 +42,8 @@ FIELD_PARTS = {"scope": ("nccl", "env", "tests"), "nodes": ("nccl", "env", "test
                "mtu": ("nccl",), "connections": ("nccl", "rdma", "env"), "bridge_network": ("nccl",),
                "bad_socket_ifaces": ("nccl", "env"), "channels": ("nccl", "rdma", "env"),
                "hca_problems": ("nccl", "rdma", "env"), "ib_devices_hidden": ("nccl", "rdma", "env"),
-               "plugin_missing": ("nccl", "env"), "p2p_hang": ("nccl", "tests", "env"), "errors_by_cause": ("nccl",),
+               "plugin_missing": ("nccl", "env"), "plugin_abi": ("nccl",), "p2p_hang": ("nccl", "tests", "env"),
+               "errors_by_cause": ("nccl",),
                "blocking_errors": ("nccl",), "virtual_pcie": ("pcie_tree",), "kernel_signals": ("kernel_signals",)}
 _DOCKER_BRIDGE = ipaddress.ip_network("172.17.0.0/16")
 _CONTAINER_ID_RE = re.compile(r"[0-9a-f]{12}")

@@ -9,6 +9,7 @@ from collections import Counter
 
 from allreduce_doctor.evidence import nccl_errors, signatures
 from allreduce_doctor.evidence.lines import Examples, Where
+from allreduce_doctor.nccl_rules import plugin_abi
 from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the grammar, re-exported
     BARE_CONN_RE,
     BOOT_NET_RE,
@@ -68,6 +69,8 @@ class NcclLog:
         self.bootstrap_net: dict[str, list] = {}  # host -> ['mlx5_0:1']: the net device its bootstrap runs over
         self.plugin: str | None = None  # 'none' | 'loaded' | 'failed'
         self.net_plugins: set[str] = set()  # 'internal' / 'external': what some process's NET plugin search ended in
+        # the plugin's interface versions NCCL did not find, whether its search ended with none, the one it loaded
+        self.plugin_abi: dict = {"failed": set(), "unsupported": False, "loaded": None}
         self.env: dict[str, tuple[str, str]] = {}  # NCCL_X -> (value, where)
         self.gdr: Counter[str] = Counter()  # 'enabled' / 'disabled' messages
         self.transports: Counter[str] = Counter()  # 'NET/IB/0/GDRDMA' -> connections
@@ -211,6 +214,9 @@ class NcclLog:
                 _keep(self.bootstrap, host or "?", _ifaces(m.group(1)))
                 self.where.key("bootstrap", where)
             return
+        if self._plugin_abi(msg):
+            self.where.key("plugin", where)
+            return
         if msg.startswith("NET/Plugin"):
             low = msg.lower()
             if "loaded" in low or "using plugin" in low:
@@ -240,6 +246,19 @@ class NcclLog:
             self.where.key("gdr", where)
             return
         self._counts(host, msg, where)
+
+    def _plugin_abi(self, msg: str) -> bool:
+        """NCCL's plugin symbol search (nccl_rules/plugin_abi.py has the lines per tag); False
+        for any other line, and for `Loaded net plugin`, which the plugin state reads too."""
+        if plugin_abi.UNSUPPORTED_RE.search(msg):
+            self.plugin_abi["unsupported"] = True
+        elif m := plugin_abi.FAILED_SYMBOL_RE.search(msg):
+            self.plugin_abi["failed"].add(int(m.group(1)))
+        else:
+            if m := plugin_abi.LOADED_RE.search(msg):
+                self.plugin_abi["loaded"] = int(m.group(1))
+            return False
+        return True
 
     def _counts(self, host: str | None, msg: str, where: str) -> None:
         m = CHANNELS_RE.match(msg)

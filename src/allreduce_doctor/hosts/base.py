@@ -45,6 +45,11 @@ class Host(Protocol):
 
     def which(self, name: str) -> str | None: ...
 
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        """The defined dynamic symbols of the ELF library at path that start with prefix (what
+        dlsym can find); None when unreadable or not recorded: unknown, never "exports none"."""
+        ...
+
     def run(self, argv: list[str], timeout: float, key: str) -> CommandResult:
         """Run argv (no shell) with a timeout; `key` names it in a bundle (probe/instance)."""
         ...

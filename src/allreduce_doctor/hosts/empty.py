@@ -52,6 +52,9 @@ class EmptyHost:
     def which(self, name: str) -> str | None:
         return None
 
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        return None
+
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
         return CommandResult(list(argv), None, error=REASON)
 

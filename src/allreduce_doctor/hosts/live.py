@@ -27,6 +27,7 @@ from allreduce_doctor.hosts.base import (
     ProcessInfo,
 )
 from allreduce_doctor.hosts.budget import OutputBudget
+from allreduce_doctor.hosts.elf_exports import defined_exports
 from allreduce_doctor.hosts.maps_scan import mapped_libs
 from allreduce_doctor.redact import filter_env, keep_cmdline, redact_argv, redact_text
 
@@ -80,6 +81,9 @@ class LiveHost:
 
     def which(self, name: str) -> str | None:
         return shutil.which(name)
+
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        return defined_exports(path, prefix)
 
     # --- commands ---------------------------------------------------------------------
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:

@@ -61,6 +61,7 @@ class RecordingHost:
         self._globs: dict[str, dict[str, list[str]]] = {}
         self._links: dict[str, str | None] = {}
         self._which: dict[str, str | None] = {}
+        self._exports: dict[str, dict[str, list[str] | None]] = {}
         self._processes: list[dict] | None = None
         self._identity: HostIdentity | None = None
         self._samples = [{"index": inner.sample, "time": inner.sample_time()}]
@@ -99,6 +100,13 @@ class RecordingHost:
         with self._lock:
             self._open_check()
             self._which[name] = found
+        return found
+
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        found = self.inner.elf_exports(path, prefix)
+        with self._lock:
+            self._open_check()
+            self._exports.setdefault(prefix, {})[path] = None if found is None else list(found)
         return found
 
     def run(self, argv: list[str], timeout: float, key: str = "") -> CommandResult:
@@ -156,6 +164,8 @@ class RecordingHost:
                 "globs": self._globs,
                 "links": self._links,
                 "which": self._which,
+                # only when a library was read: bundles of other nodes stay as they were
+                **({"exports": self._exports} if self._exports else {}),
                 "processes": self._processes,
                 "members": dict(sorted(self._writer.checksums.items())),
             }

@@ -121,6 +121,11 @@ class SnapshotHost:
     def which(self, name: str) -> str | None:
         return self._bundle.index["which"].get(name)
 
+    def elf_exports(self, path: str, prefix: str) -> list[str] | None:
+        """As recorded; a bundle from before the symbol read, or a file it never read: None."""
+        found = self._bundle.index["exports"].get(prefix, {}).get(path)
+        return list(found) if found is not None else None
+
     def never_looked_up(self, name: str) -> bool:
         """The recorder writes every lookup (None when the tool was absent): a name the index lacks
         was never looked up, because the bundle predates the probe. Absent either way, but not

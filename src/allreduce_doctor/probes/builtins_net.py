@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from allreduce_doctor.hosts.base import Host, ProcessInfo
+from allreduce_doctor.nccl_rules.plugin_abi import SYMBOL
 from allreduce_doctor.observations import MISSING, OK, Observation
 
 # Where a plugin and libfabric live: the multiarch and lib64 dirs, the EFA installer's
@@ -53,7 +54,7 @@ def job_net_plugin(host: Host, job: ProcessInfo | None) -> Observation:
     if mapped is not None and not any("libnccl-net" in m for m in mapped) and any(p.maps_cut for p in procs):
         mapped = None  # the plugin may sit past where the scan stopped
     root = f"/proc/{job.pid}/root"
-    files = on_path = uverbs = None
+    files = on_path = uverbs = opened = None
     if host.glob(f"{root}/*"):
         dirs = [d.rstrip("/") for d in job.env.get("LD_LIBRARY_PATH", "").split(":") if d.startswith("/")][:16]
         path_dirs = [*dirs, *_conf_dirs(host, root), *LIB_DIRS]
@@ -61,13 +62,33 @@ def job_net_plugin(host: Host, job: ProcessInfo | None) -> Observation:
                         for p in host.glob(f"{root}{d}/{name}")})
         # what NCCL's dlopen can find: a plugin on the loader's path, or NCCL_NET_PLUGIN's own path (2.21+)
         named = job.env.get("NCCL_NET_PLUGIN", "")
-        on_path = sorted({p[len(root):] for d in path_dirs for p in host.glob(f"{root}{d}/libnccl-net*.so")}
-                         | ({named} if named.startswith("/") and host.glob(f"{root}{named}") else set()))
+        per_dir = [[p[len(root):] for p in host.glob(f"{root}{d}/libnccl-net*.so")] for d in path_dirs]
+        own = [named] if named.startswith("/") and host.glob(f"{root}{named}") else []
+        on_path = sorted({p for found in per_dir for p in found} | set(own))
         uverbs = [p[len(root):] for p in host.glob(f"{root}/dev/infiniband/uverbs*")]
+        opened = _opened([p for found in per_dir for p in found], own, named)
+    plugins = [m for m in mapped or [] if "libnccl-net" in m]
+    exports = {p: host.elf_exports(f"{root}{p}", SYMBOL) for p in dict.fromkeys(plugins + (opened or []))}
     value = {"pid": job.pid, "root": root, "mapped": mapped, "rdma_mapped": sorted({x for p in procs for x in p.rdma_libs}),
-             "files": files, "plugin_on_path": on_path, "uverbs": uverbs}
+             "files": files, "plugin_on_path": on_path, "uverbs": uverbs, "opened": opened, "exports": exports}
     reason = "" if files is not None else f"{root} not readable (run as the job's user or root)"
     return Observation("", value, OK, f"/proc/{job.pid}/maps, {root}", reason)
+
+
+def _opened(in_path_order: list[str], own: list[str], named: str) -> list[str]:
+    """The file NCCL's dlopen finds for each name it tries, the first dir first (dlopen(3): the
+    LD_LIBRARY_PATH dirs, then ld.so's cache and defaults): libnccl-net.so, or with NCCL_NET_PLUGIN
+    set the name itself (a path, 2.21+) then libnccl-net-NAME.so (NVIDIA/nccl src/plugin/
+    plugin_open.cc openPluginLib at v2.30.7-1; src/net.cc at v2.12-v2.26). From the globs the
+    path scan already made, so an older bundle answers them too."""
+    names = [n for n in named.split(",")[:2] if n and n.lower() != "none"] if named else []
+    tries = [x for n in names for x in (n, f"libnccl-net-{n}.so")] if names else ["libnccl-net.so"]
+    found = list(own)
+    for name in tries:
+        hit = next((p for p in in_path_order if "/" not in name and p.rsplit("/", 1)[-1] == name), None)
+        if hit and hit not in found:
+            found.append(hit)
+    return found[:4]
 
 
 def _conf_dirs(host: Host, root: str) -> list[str]:

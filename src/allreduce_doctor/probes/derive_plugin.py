@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from allreduce_doctor.nccl_rules import plugin_abi
+from allreduce_doctor.nccl_rules.versions import version_tuple
 from allreduce_doctor.observations import OK, Observation
 
 Inputs = dict[str, Observation]
@@ -124,6 +126,47 @@ def _provider_forced(env: dict) -> str:
     return raw if efa == negated else ""
 
 
+def abi(job: dict | None, nccl_version, log: dict) -> dict:
+    """Whether the plugin defines an interface version (`ncclNetPlugin_vN`) this NCCL looks up
+    (nccl_rules/plugin_abi.py): `mismatch` true when it defines none of them, so NCCL closes it
+    and runs on its internal transports. The log decides when it shows the search: `Loaded net
+    plugin (vN)`, or its last word with none found; `Failed to find ncclNetPlugin_vN` lines with
+    the log's network internal (IB, Socket). Else the library NCCL opens (mapped by the job, or
+    the first its dlopen finds on the job's path) is read for its dynamic symbols."""
+    tried = plugin_abi.tried(version_tuple(nccl_version))
+    out: dict = {"tried": list(tried) if tried else None, "plugin": None, "exports": None, "mismatch": None}
+    said = plugin_abi.from_log(log.get("plugin_abi"), str(log.get("network") or ""))
+    if said is not None:
+        return dict(out, **said)
+    exports = (job or {}).get("exports") or {}
+    mapped = [m for m in (job or {}).get("mapped") or [] if "libnccl-net" in m]
+    if mapped:  # NCCL closes a plugin it finds no version in (dlclose; ncclClosePluginLib from 2.26)
+        versions = plugin_abi.exported(exports.get(mapped[0]))
+        found = plugin_abi.chosen(plugin_abi.tried(version_tuple(nccl_version)), versions)
+        return dict(out, plugin=mapped[0], exports=list(versions) if versions is not None else None, mismatch=False,
+                    why=f"the job maps {mapped[0]}: NCCL keeps a plugin open only when it found a version it supports"
+                    + (f" (v{found})" if found else ""))
+    path = next((p for p in (job or {}).get("opened") or [] if p in exports), None)
+    if path is None and job is not None and job.get("plugin_on_path") == []:
+        return dict(out, mismatch=False, why="no libnccl-net*.so on the job's library path: no plugin to mismatch")
+    if path is None:
+        why = "no running job" if job is None else "no plugin library NCCL would open was found to read"
+        return dict(out, why=why)
+    versions = plugin_abi.exported(exports[path])
+    found = plugin_abi.chosen(tried, versions)
+    out.update(plugin=path, exports=list(versions) if versions is not None else None)
+    shown = ", ".join(f"v{v}" for v in versions or ()) or "no ncclNetPlugin_v* symbol"
+    looks = f"NCCL {nccl_version} looks up " + ", ".join(f"v{v}" for v in tried or ())
+    if versions is None:
+        return dict(out, why=f"{path}: its dynamic symbols could not be read")
+    if tried is None:
+        return dict(out, why=f"{path} defines {shown}; which versions NCCL {nccl_version or '(version unknown)'} "
+                             "looks up is not known here")
+    if found is False:
+        return dict(out, mismatch=True, why=f"{path} defines {shown}; {looks}: none match")
+    return dict(out, mismatch=False, why=f"{path} defines {shown}; {looks}: it loads v{found}")
+
+
 def net_plugin(inputs: Inputs) -> Observation:
     devices = _value(inputs, "net.plugin_devices") or {}
     env = (_value(inputs, "nccl.env") or {}).get("vars") or {}
@@ -159,6 +202,7 @@ def net_plugin(inputs: Inputs) -> Observation:
         "efa_provider": _efa_provider(job, env),
         "provider_forced": _provider_forced(env),
         "gdr_off": (bool(GDR_REQUIRED.match(product)) if product else None) if rdma_off else False,
+        "abi": abi(job, (_value(inputs, "nccl.version") or {}).get("version"), _value(inputs, "log.nccl") or {}),
     }
     if platform != "efa":
         value.update(job_devices=None, libfabric=None, efa_provider=None, provider_forced="", gdr_off=False)

@@ -150,12 +150,14 @@ def check_index(label: str, data: object) -> dict:
     optional_str = lambda v: v is None or isinstance(v, str)  # noqa: E731
     links = c.field(data, "links", lambda v: _mapping(v, optional_str), "an object of path -> path or null", {})
     which = c.field(data, "which", lambda v: _mapping(v, optional_str), "an object of name -> path or null", {})
+    exports = c.field(data, "exports", lambda v: _mapping(v, lambda m: _mapping(m, lambda x: x is None or _str_list(x))),
+                      "an object of prefix -> path -> [symbols] or null", {})
     processes = c.field(data, "processes", lambda v: v is None or isinstance(v, list), "a list or null", None)
     if processes is not None:
         processes = [check_process(label, i, p).to_dict() for i, p in enumerate(processes)]
     # every member the recording wrote, with its CRC-32; None in bundles written before it
     members = c.field(data, "members", lambda v: _mapping(v, _crc), "an object of member -> CRC-32", None)
-    return {"reads": reads, "globs": globs, "links": links, "which": which, "processes": processes,
+    return {"reads": reads, "globs": globs, "links": links, "which": which, "exports": exports, "processes": processes,
             "members": members}
 
 
