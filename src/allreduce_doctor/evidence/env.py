@@ -62,6 +62,10 @@ class EnvLog:
         self.launch: dict = {}
         self.where = Where()
         self._k8s_name: str | None = None
+        self.host: str | None = None  # the host a prompt named before these lines (host_key), if any
+        # A variable two named hosts set differently: {name: {host: value}}. Both are kept; the
+        # whole paste's value of it is unknown (each host's own reading has its own, hosts.py).
+        self.conflicts: dict[str, dict[str, str | None]] = {}
 
     def set(self, name: str, value: str | None, where: str, from_nccl: bool = False) -> None:
         value = _clean(value)
@@ -73,7 +77,12 @@ class EnvLog:
         old = self.vars.get(name)
         if old and old["from_nccl"] and not from_nccl:
             return  # what NCCL itself reported wins over what a command line claims
-        self.vars[name] = {"value": value, "source": where, "from_nccl": from_nccl}
+        host = None if from_nccl else self.host
+        if old and old.get("host") and host and old["host"] != host and old["value"] != value:
+            self.conflicts.setdefault(name, {old["host"]: old["value"]})[host] = value
+        elif old and name in self.conflicts and host:
+            self.conflicts[name][host] = value
+        self.vars[name] = {"value": value, "source": where, "from_nccl": from_nccl, "host": host}
         self.where.add(where)
 
     def feed(self, text: str, where: str) -> str | None:
@@ -166,4 +175,4 @@ class EnvLog:
         return True
 
     def values(self) -> dict[str, str]:
-        return {k: v["value"] for k, v in sorted(self.vars.items()) if v["value"] is not None}
+        return {k: v["value"] for k, v in sorted(self.vars.items()) if v["value"] is not None and k not in self.conflicts}

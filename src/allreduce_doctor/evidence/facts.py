@@ -99,7 +99,8 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     obs = [
         _obs("log.nccl", nccl_v, scanner.nccl.where.text(), "nccl_log"),
         _obs("log.env", {"vars": env, "sources": {k: v["source"] for k, v in sorted(scanner.env.vars.items())},
-                         "forwarded": sorted(scanner.env.forwarded), "launch": scanner.env.launch},
+                         "forwarded": sorted(scanner.env.forwarded), "launch": scanner.env.launch,
+                         **({"conflicts": scanner.env.conflicts} if scanner.env.conflicts else {})},
              scanner.env.where.text(), "environment"),
         _obs("log.tests", tests, scanner.tests.where.text(), "nccl_tests"),
         _obs("log.rdma", rdma_v, block_where.text(), "rdma_tools"),
@@ -166,7 +167,14 @@ def report(scanner: Scanner, obs: list[Observation]) -> dict:
                           **({"host": b["host"]} if b.get("host") else {}),
                           **({"error": b["error"]} if b["error"] else {})} for b in scanner.blocks[:100]],
         **_hosts_report(scanner.blocks),
+        **({"host_conflicts": conflicts_text(scanner.env.conflicts)} if scanner.env.conflicts else {}),
     }
+
+
+def conflicts_text(conflicts: dict[str, dict]) -> list[str]:
+    """'NCCL_IB_HCA: gpu01 mlx5_0,mlx5_1; gpu02 mlx5_2': each variable two named hosts set differently."""
+    return [f"{name}: " + "; ".join(f"{host} {value if value is not None else '(unexpanded)'}" for host, value in hosts.items())
+            for name, hosts in sorted(conflicts.items())[:16]]
 
 
 def _hosts_report(blocks: list[dict]) -> dict:

@@ -1,7 +1,7 @@
 """A paste of several hosts, read per host: each host's part of the paste gives that host's facts.
 
-A paste is several hosts when its tool outputs name two or more (a prompt `root@gpu01:~#`,
-`[u@gpu01 ~]$`, or `ssh gpu01 CMD` before them). Then every host the paste names is a part,
+A paste is several hosts when it names two or more: a prompt `root@gpu01:~#`, `[u@gpu01 ~]$`,
+`u@gpu01:~/dir$` before any command (its output, its `export NCCL_X=...`), or `ssh gpu01 CMD`. Then every host the paste names is a part,
 those its NCCL lines name too (a host with only log lines gets what its log lines alone say), and
 the paste is read a second time, each line given to the scanner of its part:
   - an NCCL line with its `host:pid:tid` prefix belongs to that host (the ranks that printed it);
@@ -34,9 +34,9 @@ def parts_of(scanner: Scanner) -> list[str]:
     """The hosts of a paste whose tool outputs name two or more, in the order the paste names
     them (then the hosts only NCCL lines name, sorted); [] for a paste of one host or none."""
     tool_hosts = hosts_of(scanner.blocks)
-    if len(tool_hosts) < 2:
-        return []
     named = list(dict.fromkeys([*tool_hosts, *(host_key(h) for _f, _l, h in scanner.named)]))
+    if len(named) < 2:  # the prompts (or ssh) name one host, or none
+        return []
     logged = sorted({host_key(h) for h in scanner.nccl.hosts if h and h != "?"} - set(named))
     return named + logged
 
@@ -151,5 +151,6 @@ def read_by_host(paths: list[str], first: Scanner) -> tuple[dict[str, Scanner], 
     reading = HostParts(hosts)
     for path in paths:
         reading.read(path, first)
-    kept = {h: s for h, s in reading.parts.items() if sum(f.recognized for f in s.files)}
+    # a part holds what the paste shows of its host: a prompt line alone (`root@gpu03:~# hostname`) is not that
+    kept = {h: s for h, s in reading.parts.items() if any(k != "command" for f in s.files for k, *_ in f.segments)}
     return kept, reading.left_out

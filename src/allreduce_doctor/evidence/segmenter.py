@@ -20,6 +20,7 @@ from allreduce_doctor.evidence import bulk, tools
 from allreduce_doctor.evidence.env import EnvLog
 from allreduce_doctor.evidence.lines import Examples
 from allreduce_doctor.evidence.nccl import NcclLog
+from allreduce_doctor.evidence.node_facts import host_key
 from allreduce_doctor.evidence.reader import STDIN, BlockReader, decode, display_name, is_binary, open_evidence
 from allreduce_doctor.evidence.report_words import ReportWords
 from allreduce_doctor.evidence.tests_table import TestsLog
@@ -39,10 +40,11 @@ _TOOL_CMD_RE = re.compile(
     r"(?:ssh\s+(?:-\S+\s+(?:\S+\s+)?)*?(?:[\w.-]+@)?(?P<ssh_host>[\w.-]+)\s+)?"
     r"(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
-    r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo)\b.{0,200}$")
+    r"iblinkinfo|ibnetdiscover|sminfo|ib_write_bw|ib_send_bw|ibping|lsmod|modinfo|smpquery|dcb|fi_info|df|"
+    r"(?:grep|cat|head|tail)\s+.*?/sys/)\b.{0,200}$")
 # Quote and comment marks a paste may carry before its text: mail `> `, shell `# `, `// `, bullets.
 _QUOTE_RE = re.compile(r"^\s*(?:(?:>+|#+|//|[*-](?=\s))\s*)+")
-_IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
+_IFACE_ARG_RE = re.compile(r"(?:-i|-S|--statistics|\bdev)\s+(\S+)|ethtool\s+(\w[\w.-]*)\s*$")
 
 
 def _indices(values: list, value) -> list[int]:
@@ -262,6 +264,9 @@ class Scanner:
             block.last = lineno
             report.mark(block.tool.name, lineno)
             return
+        if "@" in text and not self._one_host and (m := tools.PROMPT_HOST_RE.match(text)) is not None:
+            self._close()  # the output before the prompt is the previous host's
+            self._name_host(m.group("prompt_host"), lineno)  # any command typed at a host's prompt
         tool = tools.starts(text)
         if tool is not None:
             self._close()
@@ -285,11 +290,12 @@ class Scanner:
             arg = _IFACE_ARG_RE.search(text)
             self._iface = (arg.group(1) or arg.group(2)) if arg else None
             # the host the output comes from, when the paste says (kept until another one is named)
-            named = m.group("prompt_host") or m.group("ssh_host")
+            named = m.group("ssh_host") or m.group("prompt_host")
             if named and not self._one_host:
-                self._host = named
-                self.named.append((report.name, lineno, named))
+                self._name_host(named, lineno)
             report.mark("command", lineno)
+        elif tools.PROMPT_HOST_RE.match(text) is not None:
+            report.mark("command", lineno)  # a command at a named host's prompt: its host, nothing to read
         elif (quote := _QUOTE_RE.match(text)) is not None and text[quote.end():].strip():
             self.line(text[quote.end():].encode(), lineno)  # the same line without its quote marks
         elif self.nccl.bare(text, where):
@@ -297,6 +303,15 @@ class Scanner:
         else:
             report.unplaced.add(where, text.strip())
             self.words.read(text, where, lineno)
+
+    def _name_host(self, named: str, lineno: int) -> None:
+        """The paste says the lines from here on are `named`'s (kept until another host is named)."""
+        where = (self._report.name, lineno)
+        if self.named and self.named[-1][:2] == where:
+            self.named[-1] = (*where, named)  # `root@gpu01:~# ssh gpu02 ibstat`: the ssh target's
+        else:
+            self.named.append((*where, named))
+        self._host, self.env.host = named, host_key(named)
 
     def _close(self) -> None:
         block, self._open = self._open, None

@@ -43,6 +43,15 @@ _DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+
           r"|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:"
           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:)")
 
+# A shell prompt that names its host: `root@gpu01:~# `, `[user@gpu01 ~]$ `, `user@host:~/dir$ `.
+PROMPT_HOST = r"\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*"
+PROMPT = r"(?:\[?[\w.-]+@[\w.-]+(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*|[$#>]\s*)?"
+PROMPT_HOST_RE = re.compile(rf"^[\s>`]*{PROMPT_HOST}\S")
+_MAD_FIELD = r"^\s*[A-Za-z][A-Za-z0-9_]*:\.+|^\s*#\s*(?:Port|Node|Switch) (?:extended )?(?:info|counters):"
+_RDMA_STAT = r"^\s*link\s+[\w.-]+/\d+(?:\s+[a-z][a-z0-9_]*\s+\d+)+\s*$"
+_MODULES = r"nvidia\w*|nv_peer_mem|gdrdrv|mlx[45]_\w+|ib_\w+|rdma_\w+|efa|irdma|bnxt_re|amdgpu"
+_LSMOD_ROW = r"^\s*[\w-]+\s+\d+\s+(?:\d+|-)(?:\s+\S+)?\s*$"
+
 TOOLS: tuple[Tool, ...] = (
     _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
     _t("ibstatus", "ibstatus", r"^\s*Infiniband device\s+'[^']+'\s+port\s+\d+\s+status\s*:",
@@ -78,6 +87,32 @@ TOOLS: tuple[Tool, ...] = (
     _t("nvidia_smi_q", "nvidia_smi_fabric", r"^=+\s*NVSMI LOG\s*=+\s*$|^\s*Fabric\s*$",
        r"^\s+\S|^(?:Timestamp|Driver Version|CUDA Version|Attached GPUs|GPU [0-9A-Fa-f]{4,8}:)"),
     _t("kernel_log", "dmesg_lines", _DMESG, _DMESG),
+    # infiniband-diags MAD dumps (perfquery.c dump_perfcounters, smpquery.c port_info/node_info):
+    # a `# ... :` header, then `Name:....value` lines (libibmad dump.c pads with dots).
+    _t("perfquery", "perfquery", r"^\s*#\s*Port (?:extended )?counters:|^\s*PortSelect:\.{3,}", _MAD_FIELD),
+    _t("smpquery", "mad_fields", r"^\s*#\s*(?:Port|Node|Switch) info:|^\s*[A-Z][A-Za-z0-9_]*:\.{5,}\S", _MAD_FIELD),
+    # `grep . /sys/class/infiniband/*/ports/*/counters/*`: GNU grep's FILE:LINE for several files.
+    _t("sysfs_dump", "sysfs_dump", r"^\s*/sys/class/(?:infiniband|net)/\S+?:\S", r"^\s*/sys/\S+?:"),
+    # iproute2 `dcb pfc show dev IF` (dcb/dcb_pfc.c dcb_pfc_print, man dcb-pfc(8)).
+    _t("dcb_pfc", "dcb_pfc", r"^\s*(?:pfc-cap\s+\d+|prio-pfc\s+\d:(?:on|off))\b",
+       r"^\s*(?:pfc-cap|macsec-bw|delay|prio-pfc|requests|indications)\s"),
+    # iproute2 `rdma statistic show` (rdma/stat.c): `link DEV/PORT NAME VALUE ...`, one line a port.
+    _t("rdma_statistic", "rdma_statistic", _RDMA_STAT, _RDMA_STAT),
+    # libfabric `fi_info [-p PROV]` (util/info.c): `provider: NAME` then indented fields.
+    _t("fi_info", "fi_info", r"^\s*provider:\s*\S+\s*$",
+       r"^\s*provider:\s*\S|^\s+(?:fabric|domain|version|type|protocol):\s"),
+    # bash `ulimit -l` (the value follows the command) or `ulimit -a`'s max locked memory line.
+    _t("ulimit", "ulimit_memlock", rf"^\s*{PROMPT}(?:sudo\s+)?ulimit\s+(?:-[SH]\s*)?-[SH]?l\s*$|^\s*max locked memory\s+\(kbytes, -l\)",
+       r"^\s*(?:unlimited|\d+)\s*$|^\s*[a-z][a-z ]+\s+\([^)]*-\w\)\s+\S+\s*$"),
+    # coreutils `df [-h]` (header, then one row a filesystem).
+    _t("df", "df", r"^\s*Filesystem\s+(?:Size|1K-blocks|1M-blocks)\s+Used\s+Avail",
+       r"^\s*\S+\s+\S+\s+\S+\s+\S+\s+(?:\d{1,3}%|-)\s+/\S*\s*$"),
+    # rdma-core libibverbs/examples/devices.c.
+    _t("ibv_devices", "ibv_devices", r"^\s*device\s+node GUID\s*$", r"^\s*-{6}\s+-{16}\s*$|^\s*[\w.-]+\s+[0-9a-fA-F]{16}\s*$"),
+    # kmod lsmod: the header, or a row of a module this tool reads (a `lsmod | grep` excerpt).
+    _t("lsmod", "lsmod", rf"^\s*Module\s+Size\s+Used by\s*$|^(?:{_MODULES})\s+\d+\s+(?:\d+|-)\b", _LSMOD_ROW),
+    # NCCL_TOPO_DUMP_FILE (NVIDIA/nccl src/graph/xml.cc: one tag a line).
+    _t("nccl_topo_xml", "nccl_topo_xml", r"^\s*<system\s+version=", r"^\s*</?(?:system|cpu|pci|gpu|nic|net|nvlink|c2c)\b"),
     # CUDA samples p2pBandwidthLatencyTest: peer access, then bandwidth and latency matrices per GPU pair.
     _t("cuda_p2p", None, r"^\s*Device=\d+\s+CAN(?:NOT)?\s+Access Peer Device=\d+|^\s*P2P Connectivity Matrix"
        rf"|^\s*Device:\s*\d+,.*pciBusID|{_P2P_MATRIX}",

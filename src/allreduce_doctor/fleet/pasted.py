@@ -67,6 +67,8 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
     if having:
         data["root_cause"] = {**rc, "host": having[0], "hosts": having}
     data["hosts"] = list(own.values())
+    for line in (session.options.evidence_report or {}).get("host_conflicts") or []:
+        data.setdefault("warnings", []).append(f"the hosts set {line} (each host is diagnosed with its own value)")
     left_out = (session.options.evidence_report or {}).get("hosts_left_out")
     if left_out:
         data.setdefault("warnings", []).append(f"more than {MAX_HOSTS} hosts pasted: these were not diagnosed "

@@ -35,6 +35,9 @@ PARSER_MODULES = (
     "mad",
     "ib_portinfo",
     "ethtool_modes",
+    "host_tools",
+    "rdma_dumps",
+    "nccl_topo",
 )
 _loaded = False
 

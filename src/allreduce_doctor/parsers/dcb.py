@@ -64,10 +64,41 @@ def _counters(value) -> dict[str, int] | None:
     return {k: v for k, v in _by_prio(value).items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
+_TEXT_KEYS = ("pfc-cap", "macsec-bw", "delay", "prio-pfc", "requests", "indications")
+
+
+def _text(text: str) -> dict:
+    """`dcb pfc show dev IF` without -j (dcb/dcb_pfc.c dcb_pfc_print; man dcb-pfc(8) EXAMPLES:
+    "prio-pfc 0:off 1:on ..."): KEY VALUE or KEY P:V ... runs -> the JSON shape."""
+    data: dict = {}
+    key = None
+    for token in text.split():
+        if token in _TEXT_KEYS:
+            key = token.replace("-", "_")
+            continue
+        if key is None:
+            continue
+        if ":" in token:
+            prio, _, value = token.partition(":")
+            number = to_int(value)
+            data.setdefault(key, []).append(f"{prio}:{value}" if number is None else None)
+            if number is not None:
+                data[key][-1] = f"{prio}:{number}"
+                data.setdefault(key + "#", {})[prio] = number
+        else:
+            number = to_int(token)
+            data[key] = number if number is not None else token
+    for key in ("requests", "indications"):  # P:N counters as {"P": N}
+        if key + "#" in data:
+            data[key] = data.pop(key + "#")
+    data.pop("prio_pfc#", None)
+    return data
+
+
 @parser("dcb_pfc")
 def parse_dcb_pfc(text: str) -> dict:
     what = "JSON from `dcb -j pfc show dev IF` with a prio_pfc array"
-    data = _load(text, what)
+    data = _text(text) if text.lstrip()[:1] not in ("{", "[") else _load(text, what)
     prio_pfc = data.get("prio_pfc", data.get("prio-pfc"))
     if prio_pfc is None:
         raise fail(what, text)
