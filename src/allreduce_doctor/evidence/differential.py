@@ -263,7 +263,7 @@ def _tell_apart(tie: list[str], steps: dict[str, str]) -> str:
 def _contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:
     """cause -> the decided steps whose outcome led away from it (a check that said no to it), each with
     the lines its facts were read from: a log.host or log.job field cites the outputs it is computed from
-    (host.py FIELD_TOOLS, job.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
+    (host.py FIELD_TOOLS, job_summary.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
     own = _own(job)
     out: dict[str, list[str]] = {}
     for step in diag.path:

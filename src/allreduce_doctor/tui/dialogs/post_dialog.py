@@ -49,7 +49,7 @@ def form_words(message: str) -> str:
 
 def config_defaults() -> tuple[dict, str]:
     """({target: {where, base_url}} from the tickets config file, the one-line error reading it)."""
-    from allreduce_doctor.export.settings import config_path, load_config
+    from allreduce_doctor.export.ticket_settings import config_path, load_config
 
     try:
         conf = load_config(config_path(), False)

@@ -1,6 +1,6 @@
 """`allreduce-doctor validate --tui`: the plan first, the run only once the user starts it there,
 then every node's counter rates as each round arrives and the busbw per size as the benchmarks
-print it, then validate's Diagnosis (validate_result.py). The job (validate/job.py) comes from the
+print it, then validate's Diagnosis (validate_result.py). The job (validate/tui_run.py) comes from the
 validate command: this package imports nothing of validate.
 
 The run is the headless one (validate/run.py: the same launcher, watch, record and judgement) in a
@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen, markup
+from allreduce_doctor.tui.screens.validate_result_screen import ValidateResultScreen, markup
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.validate_model import NodeRates, NodeRounds
 from allreduce_doctor.tui.watch_model import METRICS, RATE_WIDTH, fmt_rate
@@ -229,7 +229,7 @@ class ValidateRunScreen(Screen):
 
     def action_node(self) -> None:
         from allreduce_doctor.hosts.snapshot import SnapshotHost
-        from allreduce_doctor.tui.screens.watch import WatchScreen
+        from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 
         table = self.query_one("#validate-nodes", DataTable)
         if not table.row_count:

@@ -152,7 +152,7 @@ class DiagnosisScreen(Screen):
         return ranks_candidates(self.session) if action == "symptom" else True
 
     def action_add_paste(self) -> None:
-        from allreduce_doctor.tui.dialogs.paste import PasteDialog
+        from allreduce_doctor.tui.dialogs.paste_dialog import PasteDialog
 
         self.app.push_screen(PasteDialog(self.session, self.sources), self._pasted)
 
@@ -168,7 +168,7 @@ class DiagnosisScreen(Screen):
                     title="Diagnosed again")
 
     def action_symptom(self) -> None:
-        from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
+        from allreduce_doctor.tui.dialogs.symptom_dialog import SymptomDialog
 
         self.app.push_screen(SymptomDialog(self.session.options.symptom), self._symptom_said)
 
@@ -180,7 +180,7 @@ class DiagnosisScreen(Screen):
         self.notify(f"symptom {symptom or 'not said'}: most likely {first}", title="Candidates re-ranked")
 
     def action_raw(self) -> None:
-        from allreduce_doctor.tui.dialogs.raw import RawDialog
+        from allreduce_doctor.tui.dialogs.raw_dialog import RawDialog
         from allreduce_doctor.tui.state import raw_facts
 
         if self.selected is None:

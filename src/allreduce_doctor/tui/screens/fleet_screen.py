@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.status import HEALTHY
 from allreduce_doctor.tui.fleet_model import fleet_title, node_rows, setting_rows
-from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.widgets.detail import VERDICT_STYLE
 
