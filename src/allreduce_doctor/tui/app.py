@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual.app import App
+from textual.binding import BindingType
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.tui.keys import APP_BINDINGS
@@ -14,7 +16,7 @@ class DoctorApp(App[int]):
     CSS_PATH = str(Path(__file__).with_name("doctor.tcss"))
     TITLE = "allreduce-doctor"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = APP_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)  # a list of the base's type (invariant)
 
     def __init__(self, session=None, make_session=None, what: str = "this node", watch: tuple | None = None,
                  fleet: tuple | None = None, first=None) -> None:

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, Tree
 
+from allreduce_doctor.tui.doctor_app import doctor_app
 from allreduce_doctor.tui.evidence_run import Sources, ranks_candidates, with_symptom
 from allreduce_doctor.tui.state import where
 from allreduce_doctor.tui.text import esc
@@ -129,7 +130,7 @@ class DiagnosisScreen(Screen):
 
     def redraw(self, data: dict, key: str | None = None) -> None:
         """Show a new Diagnosis of this screen's session: verdict, tree, cause (cursor on key)."""
-        self.data = self.app.data = data
+        self.data = doctor_app(self).data = data
         self.model = DiagnosisModel(self.session.doctor.runbooks, data, self.session.options.answers)
         self.query_one("#verdict", Static).update(verdict_markup(data, where(self.session, full=False)))
         self.query_one("#cause", Static).update(self._cause())
@@ -160,8 +161,8 @@ class DiagnosisScreen(Screen):
         if not result:
             return
         self.sources, session, data = result
-        if self.app.session is self.session:
-            self.app.session = session  # watch and quit follow the new diagnosis
+        if doctor_app(self).session is self.session:
+            doctor_app(self).session = session  # watch and quit follow the new diagnosis
         self.session = session
         self.redraw(data, self.selected)
         self.notify(f"{len(self.sources.paths) + len(self.sources.texts)} evidence sources read",
