@@ -56,8 +56,9 @@ def _terminal_columns() -> int:
     except ValueError:
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__  # None without a stdout at start: no size, as its AttributeError gave
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns if columns > 0 else 80
@@ -75,7 +76,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         given none, HelpFormatter imports shutil for it (with bz2 and lzma: 4 ms of a diagnose)."""
 
         def _get_formatter(self) -> argparse.HelpFormatter:
-            return self.formatter_class(prog=self.prog, width=width)
+            # Every formatter_class here is a HelpFormatter (the default, or commands/*.py's
+            # RawDescriptionHelpFormatter): it takes width. Anything else gets argparse's own call.
+            formatter = self.formatter_class
+            if isinstance(formatter, type) and issubclass(formatter, argparse.HelpFormatter):
+                return formatter(prog=self.prog, width=width)
+            return formatter(prog=self.prog)
 
     parser = Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -103,10 +109,11 @@ def _print_top_level_help() -> None:
     text = top_level_help(PROG, DESCRIPTION, EPILOG, COMMAND_HELP, _terminal_columns())
     if text is None:
         build_parser("").parse_args(["--help"])  # argparse prints it and exits
-    try:  # as argparse's print_help: stderr when there is no stdout; a closed pipe is forgiven
-        (sys.stdout or sys.stderr).write(text)
-    except (AttributeError, OSError):
-        pass
+    else:
+        try:  # as argparse's print_help: stderr when there is no stdout; a closed pipe is forgiven
+            (sys.stdout or sys.stderr).write(text)
+        except (AttributeError, OSError):
+            pass
     raise SystemExit(0)
 
 
@@ -123,9 +130,13 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
     """Parse; an unknown option is reported by the command it was given to, with a did-you-mean."""
     args, extra = parser.parse_known_args(argv)
     if extra:
+        import argparse  # already loaded: the parser is built
+
         from allreduce_doctor.suggest import closest
 
-        command = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
+        # build_parser's one subparsers action (parser._subparsers._group_actions[0]) holds the commands.
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        command = sub.choices[args.command]
         options = [o for action in command._actions for o in action.option_strings]
         near = closest(extra[0].split("=")[0], options) if extra[0].startswith("-") else None
         command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {near}?)" if near else ""))
