@@ -42,8 +42,8 @@ def child(bundle: str) -> None:
     imported = time.perf_counter()
     args = build_parser().parse_args(["diagnose", "--snapshot", bundle])
 
-    def make_session():  # as commands.cmd_diagnose hands it to run_app: built in the first screen's worker
-        from allreduce_doctor.commands import session_from_args
+    def make_session():  # as commands/diagnose.py's run hands it to run_app: built in the first screen's worker
+        from allreduce_doctor.commands.diagnose import session_from_args
 
         return session_from_args(args, interactive=True)
 
@@ -51,8 +51,8 @@ def child(bundle: str) -> None:
     marks: dict[str, float] = {}
 
     async def pilot_run() -> None:
-        from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
-        from allreduce_doctor.tui.screens.probing import ProbingScreen
+        from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
+        from allreduce_doctor.tui.screens.probing_screen import ProbingScreen
 
         async with app.run_test(size=(100, 30)) as pilot:
             # The probing screen stays under the diagnosis screen: look at the whole stack.

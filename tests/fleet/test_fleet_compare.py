@@ -10,8 +10,8 @@ from allreduce_doctor.fleet.compare import (
     outliers,
     patterns,
 )
-from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
-from allreduce_doctor.fleet.settings import dscp_ranges
+from allreduce_doctor.fleet.fleet_diagnosis import fleet_diagnosis
+from allreduce_doctor.fleet.node_settings import dscp_ranges
 
 
 def rec(settings=None, ports=None, env=None, numbers=None, checks=None) -> dict:
@@ -153,7 +153,7 @@ def test_two_nodes_that_disagree_have_no_majority_to_follow():
 
 
 def test_the_progress_line(capsys, monkeypatch):
-    from allreduce_doctor.fleet import progress
+    from allreduce_doctor.fleet import fleet_progress as progress
 
     monkeypatch.setattr(progress.time, "monotonic", lambda: 100.0)
     bar = progress.ProgressBar("collecting", 8, enabled=True)

@@ -11,9 +11,9 @@ import zipfile
 import pytest
 
 from allreduce_doctor.doctor import Doctor
-from allreduce_doctor.fleet.collect import decode_frame, failure_reason
 from allreduce_doctor.fleet.payload import package_zip, remote_command, remote_script
 from allreduce_doctor.fleet.remote import REPLAY_ENV, NodeHost, frame
+from allreduce_doctor.fleet.ssh_collect import decode_frame, failure_reason
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.session import Options, Session
 from tests.fleet.conftest import GID5
@@ -22,7 +22,7 @@ from tests.fleet.conftest import GID5
 def test_the_payload_carries_the_package_the_probes_and_pure_python_yaml():
     names = zipfile.ZipFile(io.BytesIO(package_zip())).namelist()
     assert "allreduce_doctor/fleet/remote.py" in names
-    assert "allreduce_doctor/collect.py" in names
+    assert "allreduce_doctor/capture.py" in names
     assert "allreduce_doctor/data/probes/rdma.yaml" in names
     assert "yaml/__init__.py" in names and "yaml/constructor.py" in names
     assert not [n for n in names if n.endswith((".so", ".pyc"))]

@@ -129,7 +129,7 @@ def test_fanout_queues_nodes_without_eating_their_timeout(sshd):
 def test_the_node_needs_only_python_and_sshd(sshd, tmp_path):
     """A live node (this machine) collected with `python3 -I -S -`: no site-packages, so no psutil
     and no PyYAML of the node's own; the job's process is still found, its secrets redacted."""
-    from allreduce_doctor.fleet.collect import SshOptions, collect_nodes
+    from allreduce_doctor.fleet.ssh_collect import SshOptions, collect_nodes
 
     job = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                            env={"PATH": "/usr/bin:/bin", "NCCL_IB_HCA": "mlx5_0,mlx5_1",

@@ -60,7 +60,7 @@ def unknown_qos(tmp_path) -> str:
     """roce-healthy without its mlnx_qos outputs: PFC, trust and ECN cannot be decided (inconclusive)."""
     # recorded from the roce-healthy node model with mlnx_qos absent (a bundle's index and
     # checksums cover every member, so one cannot be cut out of a recorded bundle)
-    from allreduce_doctor.collect import record
+    from allreduce_doctor.capture import record
     from tests.scenarios import nodes
     from tests.scenarios.build import fake_host
 

@@ -81,14 +81,14 @@ def test_a_collection_of_endless_tools_stays_under_the_budget(tmp_path):
     env = _endless_tools(tmp_path)
     script = textwrap.dedent(f"""
         import json, sys
-        from allreduce_doctor.collect import record
+        from allreduce_doctor.capture import record
         from allreduce_doctor.hosts.budget import OutputBudget
         from allreduce_doctor.hosts.live import LiveHost
         host = LiveHost(OutputBudget(16 << 20))
         path, observations = record(host, {str(tmp_path / "b.tar.gz")!r}, 0.1)
         # VmHWM: this process image's own peak (ru_maxrss carries the forking pytest worker's)
         peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
-        from allreduce_doctor.collect import summarize
+        from allreduce_doctor.capture import summarize
         print(json.dumps({{"spent": host.budget.spent, "peak_kib": peak, "summary": summarize(path, observations),
                           "over": sorted(o.reason for o in observations.values() if "over budget" in o.reason)}}))
     """)
@@ -112,7 +112,7 @@ def test_the_recording_holds_at_most_twice_what_the_tools_printed(tmp_path, out)
     before, the JSON copy, its bytes and the redacted copy made it 1.9-2.7x."""
     script = textwrap.dedent(f"""
         import json, tracemalloc
-        from allreduce_doctor.collect import record
+        from allreduce_doctor.capture import record
         from allreduce_doctor.hosts.budget import OutputBudget
         from allreduce_doctor.hosts.live import LiveHost
         import allreduce_doctor.doctor, psutil  # imported before tracing: modules are not output

@@ -10,9 +10,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from allreduce_doctor import collect as collect_module
+from allreduce_doctor import capture as capture_module
+from allreduce_doctor.capture import record
 from allreduce_doctor.cli import main
-from allreduce_doctor.collect import record
 from allreduce_doctor.doctor import load_catalogue
 from allreduce_doctor.hosts.live import LiveHost
 from allreduce_doctor.hosts.snapshot import SnapshotHost
@@ -48,7 +48,7 @@ def test_replaying_a_bundle_yields_the_observations_of_the_live_run(tmp_path):
 
 def _collect_on(host, monkeypatch, capsys, out: Path) -> tuple[int, str, float]:
     """`allreduce-doctor collect -o OUT` with `host` as the node (the CLI's own path, in this process)."""
-    monkeypatch.setattr(collect_module, "LiveHost", lambda: host)
+    monkeypatch.setattr(capture_module, "LiveHost", lambda: host)
     start = time.monotonic()
     code = main(["collect", "-o", str(out), "--interval", "0.1"])  # the least a live node allows
     return code, capsys.readouterr().out, time.monotonic() - start

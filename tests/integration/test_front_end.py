@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from allreduce_doctor import collect as collect_module
+from allreduce_doctor import capture as capture_module
 from allreduce_doctor.cli import main
 from tests.integration.test_cli import bundle
 
@@ -47,7 +47,7 @@ def test_export_with_format_is_refused_and_writes_nothing(capsys, tmp_path):
 @pytest.fixture
 def no_recording(monkeypatch):
     """collect's checks run before anything is read: a record() call fails the test."""
-    monkeypatch.setattr(collect_module, "record", lambda *a, **k: pytest.fail("recorded despite a bad -o"))
+    monkeypatch.setattr(capture_module, "record", lambda *a, **k: pytest.fail("recorded despite a bad -o"))
 
 
 def test_collect_refuses_a_missing_parent(capsys, tmp_path, no_recording):
@@ -74,8 +74,8 @@ def test_collect_asks_for_force_to_replace_a_bundle(capsys, tmp_path, no_recordi
 def test_collect_with_force_goes_on(monkeypatch, tmp_path, capsys):
     old = tmp_path / "b.tar.gz"
     old.write_bytes(b"earlier bundle")
-    monkeypatch.setattr(collect_module, "record", lambda host, out, interval, progress: (out, collect_module.Observations()))
-    monkeypatch.setattr(collect_module, "summarize", lambda path, obs: f"wrote {path}")
+    monkeypatch.setattr(capture_module, "record", lambda host, out, interval, progress: (out, capture_module.Observations()))
+    monkeypatch.setattr(capture_module, "summarize", lambda path, obs: f"wrote {path}")
     assert main(["collect", "-o", str(old), "--force"]) == 0
     assert capsys.readouterr().out == f"wrote {old}\n"
 

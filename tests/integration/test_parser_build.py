@@ -1,4 +1,4 @@
-"""A command line builds only the parser of its command: the others' arguments (and the plugin
+"""A command line builds only the parser of its command: the others' arguments (and the command
 modules that define them) are never built or imported."""
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from allreduce_doctor import cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_diagnose_builds_only_diagnose_and_imports_no_plugin_command():
+def test_diagnose_builds_only_diagnose_and_imports_no_other_command():
     code = ("import sys\nfrom allreduce_doctor import cli\n"
             "parser = cli.build_parser('diagnose')\n"
             "args = cli._parse(parser, ['diagnose', '--fabric', 'roce', '--snapshot', 'b.tar.gz'])\n"
             "print(args.command, args.fabric, args.snapshot)\n"
             "print(sorted(parser._subparsers._group_actions[0].choices))\n"
-            "print(sorted(m for m in cli.PLUGIN_COMMANDS.values() if m in sys.modules))")
+            "print(sorted(m for m in sys.modules if m.startswith(cli.COMMAND_PACKAGE + '.')))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    assert res.stdout == "diagnose roce b.tar.gz\n['diagnose']\n[]\n"
+    assert res.stdout == "diagnose roce b.tar.gz\n['diagnose']\n['allreduce_doctor.commands.diagnose']\n"
 
 
-def test_a_plugin_command_gets_its_help_line_from_the_one_table():
+def test_a_command_gets_its_help_line_from_the_one_table():
     parser = cli.build_parser("fleet")
     action = parser._subparsers._group_actions[0]
     assert list(action.choices) == ["fleet"]

@@ -213,7 +213,7 @@ def test_threshold_table_matches_the_runbook_checks():
 
 
 def test_fleet_numbers_leave_a_saturated_or_one_sample_counter_out_not_zero():
-    from allreduce_doctor.fleet.settings import node_record
+    from allreduce_doctor.fleet.node_settings import node_record
     from allreduce_doctor.observations import Observation, Observations
     from tests.probes.counter_inputs import record
 

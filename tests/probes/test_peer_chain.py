@@ -158,7 +158,7 @@ def test_a_switch_port_read_once_is_unknown_not_healthy():
 
 
 def test_probes_list_shows_each_command_of_the_chain_with_its_timeout(capsys):
-    from allreduce_doctor.commands import cmd_probes
+    from allreduce_doctor.commands.probes import run as cmd_probes
 
     assert cmd_probes(None) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("rdma_peer_counters ")]

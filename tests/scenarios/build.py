@@ -90,7 +90,7 @@ def fake_host(node: N.Node) -> FakeHost:
 
 
 def record(node: N.Node, out: Path) -> None:
-    from allreduce_doctor.collect import record as record_bundle
+    from allreduce_doctor.capture import record as record_bundle
 
     if out.exists():
         out.unlink()

@@ -36,7 +36,7 @@ def diagnose_args(snapshot: str, *extra: str):
 
 def make_session(snapshot: str, *extra: str):
     """The Session `allreduce-doctor --snapshot SNAPSHOT EXTRA...` opens in the UI."""
-    from allreduce_doctor.commands import session_from_args
+    from allreduce_doctor.commands.diagnose import session_from_args
 
     return session_from_args(diagnose_args(snapshot, *extra), interactive=True)
 
@@ -57,7 +57,7 @@ async def until(pilot, condition, timeout: float = 10.0) -> None:
 
 
 async def to_diagnosis(app, pilot) -> None:
-    from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+    from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
 
     await until(pilot, lambda: isinstance(app.screen, DiagnosisScreen) and bool(app.screen.query("#tree")))
     await pilot.pause()

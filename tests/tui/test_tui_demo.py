@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 from allreduce_doctor.doctor import Doctor, load_catalogue
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.session import Session
-from allreduce_doctor.tui.screens.watch import WatchScreen
+from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 from allreduce_doctor.tui.watch_model import CounterSource
 from tests.scenarios.build import SCENARIOS
 from tests.tui.helpers import bundle, make_session, opened, run, screen_text, until

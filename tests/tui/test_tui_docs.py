@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from allreduce_doctor.tui.dialogs.help import key_sections
+from allreduce_doctor.tui.dialogs.help_dialog import key_sections
 from tests.tui.helpers import ROOT
 
 DOC = ROOT / "docs" / "tui.md"
@@ -26,7 +26,7 @@ def test_docs_show_the_diagnosis_screenshot():
 
 
 def test_watch_command_module_imports_no_textual():
-    code = ("import sys, allreduce_doctor.tui.command, allreduce_doctor.cli as c; c.build_parser(); "
+    code = ("import sys, allreduce_doctor.commands.watch, allreduce_doctor.cli as c; c.build_parser(); "
             "print(sorted(m for m in sys.modules if m.startswith(('textual', 'networkx', 'yaml'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}, check=True).stdout

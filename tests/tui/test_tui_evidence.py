@@ -5,9 +5,9 @@ re-runs the evidence diagnosis with every source together; the symptom question 
 from __future__ import annotations
 
 from allreduce_doctor.evidence import NOTHING
-from allreduce_doctor.tui.dialogs.paste import PasteDialog
-from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
-from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+from allreduce_doctor.tui.dialogs.paste_dialog import PasteDialog
+from allreduce_doctor.tui.dialogs.symptom_dialog import SymptomDialog
+from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
 from tests.evidence.test_differential import RETRY, P
 from tests.tui.helpers import opened, run, screen_text, static_text, until
 
@@ -26,7 +26,7 @@ NO_DEVICE = (f"{P}NCCL INFO NET/IB : No device found.\n"
 def paste_session(tmp_path, text: str):
     """The Session `allreduce-doctor --evidence paste.txt` opens in the UI."""
     from allreduce_doctor.cli import build_parser
-    from allreduce_doctor.commands import session_from_args
+    from allreduce_doctor.commands.diagnose import session_from_args
 
     path = tmp_path / "paste.txt"
     path.write_text(text)
@@ -132,14 +132,14 @@ def test_a_nodes_diagnosis_has_no_symptom_key():
 
 
 def test_the_first_screen_names_the_paste_it_reads(tmp_path, monkeypatch):
-    from allreduce_doctor import commands
     from allreduce_doctor.cli import build_parser
+    from allreduce_doctor.commands import diagnose
     from allreduce_doctor.tui import app as app_module
 
     seen = []
-    monkeypatch.setattr(commands, "_wants_tui", lambda args: True)
+    monkeypatch.setattr(diagnose, "_wants_tui", lambda args: True)
     monkeypatch.setattr(app_module, "run_app", lambda make, what: seen.append(what) or 0)
     paste = tmp_path / "paste.txt"
     paste.write_text(RETRY)
-    assert commands.cmd_diagnose(build_parser().parse_args(["diagnose", "--evidence", str(paste)])) == 0
+    assert diagnose.run(build_parser().parse_args(["diagnose", "--evidence", str(paste)])) == 0
     assert seen == [str(paste)]  # "Loading ... to read PASTE", not "this node"

@@ -9,7 +9,7 @@ import threading
 
 from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.screens.probing import ProbingScreen
+from allreduce_doctor.tui.screens.probing_screen import ProbingScreen
 from tests.tui.helpers import bundle, make_session, run, static_text, to_diagnosis, until
 
 

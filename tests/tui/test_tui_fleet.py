@@ -13,9 +13,9 @@ import yaml
 
 from allreduce_doctor.cli import main
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.dialogs.export import ExportDialog
+from allreduce_doctor.tui.dialogs.export_dialog import ExportDialog
 from allreduce_doctor.tui.fleet_model import fleet_title, node_rows, setting_rows
-from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
+from allreduce_doctor.tui.screens.fleet_screen import FleetScreen, NodeDiagnosisScreen
 from tests.fleet.conftest import doctor, lay_out
 from tests.tui.helpers import check_golden, run, screen_text, static_text, to_diagnosis, until
 
@@ -158,7 +158,7 @@ def _big_fleet(nodes: int, odd: int) -> dict:
 
 
 def test_a_big_fleet_is_shown_within_caps_and_says_what_was_left_out():
-    from allreduce_doctor.tui.screens.fleet import MAX_NODE_ROWS, MAX_ODD_SHOWN, odd_cell, shown_nodes
+    from allreduce_doctor.tui.screens.fleet_screen import MAX_NODE_ROWS, MAX_ODD_SHOWN, odd_cell, shown_nodes
 
     fleet = _big_fleet(MAX_NODE_ROWS + 500, MAX_ODD_SHOWN + 3)
     cell = odd_cell(setting_rows(fleet)[0].odd)

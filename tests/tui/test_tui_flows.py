@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.dialogs.export import ExportDialog
-from allreduce_doctor.tui.dialogs.help import HelpDialog
-from allreduce_doctor.tui.dialogs.raw import RawDialog
-from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
-from allreduce_doctor.tui.screens.probing import ProbingScreen
-from allreduce_doctor.tui.screens.watch import WatchScreen
+from allreduce_doctor.tui.dialogs.export_dialog import ExportDialog
+from allreduce_doctor.tui.dialogs.help_dialog import HelpDialog
+from allreduce_doctor.tui.dialogs.raw_dialog import RawDialog
+from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
+from allreduce_doctor.tui.screens.probing_screen import ProbingScreen
+from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 from allreduce_doctor.tui.state import export_formats
 from allreduce_doctor.tui.widgets.decision_tree import DecisionTree
 from tests.tui.helpers import bundle, make_session, opened, run, screen_text, static_text, to_diagnosis, until
@@ -240,7 +240,7 @@ def test_export_to_a_directory_says_why_it_cannot(tmp_path):
 
 
 def test_help_lists_every_key_and_t_switches_theme():
-    from allreduce_doctor.tui.dialogs.help import key_sections
+    from allreduce_doctor.tui.dialogs.help_dialog import key_sections
 
     async def go():
         async with opened("roce-pfc-off", size=(100, 50)) as (app, pilot):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from allreduce_doctor.tui.dialogs.export import ExportDialog
-from allreduce_doctor.tui.dialogs.help import key_sections
+from allreduce_doctor.tui.dialogs.export_dialog import ExportDialog
+from allreduce_doctor.tui.dialogs.help_dialog import key_sections
 from allreduce_doctor.tui.state import export_formats
 from allreduce_doctor.tui.widgets.decision_tree import DecisionTree
 from tests.export.conftest import clean_env, tracker  # noqa: F401 - no token of the person running the tests
@@ -83,7 +83,7 @@ def test_post_form_errors_name_the_form_fields_not_cli_flags(tracker, monkeypatc
 
 
 def test_form_words_cover_every_flag_the_poster_names():
-    from allreduce_doctor.tui.dialogs.post import form_words
+    from allreduce_doctor.tui.dialogs.post_dialog import form_words
 
     assert form_words("--post jira needs a project key: --project KEY, or project in [jira] of t.toml") == \
         "jira needs a project key: the project field, or project in [jira] of t.toml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from allreduce_doctor.export.markdown import render_github
 from allreduce_doctor.export.ticket import build_ticket
-from allreduce_doctor.tui.dialogs.post import PostDialog, post_args
+from allreduce_doctor.tui.dialogs.post_dialog import PostDialog, post_args
 
 # The export tests' fixtures: the recording tracker on 127.0.0.1, and no token, proxy or
 # tickets.toml of the person running the tests (autouse here too).

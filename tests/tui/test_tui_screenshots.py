@@ -11,7 +11,7 @@ import pytest
 from allreduce_doctor.report import render
 from allreduce_doctor.session import Session
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.screens.watch import WatchScreen
+from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 from allreduce_doctor.tui.state import REPORT_FORMATS, planned_probes
 from tests.tui.helpers import GOLDEN, ROOT, UPDATE, _normalise_svg, bundle, check_golden, make_session, opened, run, to_diagnosis, until
 
@@ -83,7 +83,7 @@ def test_help_dialog():
 
 def test_export_dialog(monkeypatch):
     # The report's formats: the ticket exporters have golden files of their own.
-    monkeypatch.setattr("allreduce_doctor.tui.dialogs.export.export_formats", lambda: (dict(REPORT_FORMATS), render))
+    monkeypatch.setattr("allreduce_doctor.tui.dialogs.export_dialog.export_formats", lambda: (dict(REPORT_FORMATS), render))
     run(_diagnosis("roce-pfc-off", keys=["e"], golden="export"))
 
 

@@ -10,11 +10,11 @@ import os
 import pytest
 
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
-from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
-from allreduce_doctor.tui.screens.watch import WatchScreen
-from allreduce_doctor.validate.job import ValidateJob
+from allreduce_doctor.tui.screens.validate_result_screen import ValidateResultScreen
+from allreduce_doctor.tui.screens.validate_screen import ValidatePlanScreen, ValidateRunScreen
+from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 from allreduce_doctor.validate.record import load_record
+from allreduce_doctor.validate.tui_run import ValidateJob
 from tests.tui.helpers import run, screen_text, static_text, until
 from tests.validate.harness import prepared
 from tests.validate.scenarios import NODES, SCENARIOS

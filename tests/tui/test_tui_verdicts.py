@@ -9,8 +9,8 @@ from allreduce_doctor.cli import main
 from allreduce_doctor.doctor import Doctor, load_catalogue
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.tui.app import DoctorApp
-from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen, first_odd_row
-from allreduce_doctor.tui.screens.watch import WatchScreen
+from allreduce_doctor.tui.screens.fleet_screen import FleetScreen, NodeDiagnosisScreen, first_odd_row
+from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 from allreduce_doctor.tui.tree_model import BADGES, NA, DiagnosisModel
 from tests.fleet.conftest import lay_out
 from tests.scenarios import nodes as N
@@ -40,7 +40,7 @@ def test_a_node_without_gpus_or_rdma_shows_na_badges(tmp_path, capsys):
 def test_the_fleets_first_enter_opens_the_odd_node(tmp_path):
     folder = lay_out(tmp_path / "f", {"gpu01": "roce-healthy", "gpu02": "roce-healthy", "gpu03": "roce-pfc-off"})
     from allreduce_doctor.fleet.analyze import analyze
-    from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
+    from allreduce_doctor.fleet.fleet_diagnosis import fleet_diagnosis
 
     bundles = {n: folder / f"{n}.tar.gz" for n in ("gpu01", "gpu02", "gpu03")}
     results, digests = analyze(bundles)

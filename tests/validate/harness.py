@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from allreduce_doctor.cli import build_parser
+from allreduce_doctor.validate.counter_rounds import HostSampler
 from allreduce_doctor.validate.run import plan_from_args, run_validate
-from allreduce_doctor.validate.watch import HostSampler
 from tests.validate import fakes
 from tests.validate.scenarios import NODES, SCENARIOS
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from allreduce_doctor.cli import build_parser, main
+from allreduce_doctor.validate.counter_rounds import HostSampler
 from allreduce_doctor.validate.run import plan_from_args, run_validate
-from allreduce_doctor.validate.watch import HostSampler
 from tests.validate import fakes
 from tests.validate.harness import cause, run_scenario
 from tests.validate.scenarios import DROPPED, NODES, SCENARIOS

@@ -41,7 +41,7 @@ def socket_ifaces(nccl: NcclLog, network: str, env: dict, scope: str | None = No
         bad.append({"error": nccl.errors["no_socket_iface"]["first"], "source": nccl.errors["no_socket_iface"]["source"]})
     bad += _loopback_targets(nccl)
     # What NCCL_SOCKET_IFNAME makes NCCL choose, where no line shows what it chose (nor that init went through),
-    # on a job the text shows across hosts (`scope`, job.py): on one host loopback reaches every rank
+    # on a job the text shows across hosts (`scope`, job_summary.py): on one host loopback reaches every rank
     if scope == "inter" and not (nccl.bootstrap or nccl.bootstrap_net or nccl.init_across_hosts()) and admits_loopback(
             env.get("NCCL_SOCKET_IFNAME")):
         bad.append({"setting": "NCCL_SOCKET_IFNAME", "value": str(env["NCCL_SOCKET_IFNAME"]), "why": LOOPBACK_FIRST})

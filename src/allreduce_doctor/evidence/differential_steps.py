@@ -18,7 +18,7 @@ UNSHOWN = "not judged: the text shows no line this check reads"
 def contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:
     """cause -> the decided steps whose outcome led away from it (a check that said no to it), each with
     the lines its facts were read from: a log.host or log.job field cites the outputs it is computed from
-    (host.py FIELD_TOOLS, job.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
+    (host.py FIELD_TOOLS, job_summary.py FIELD_PARTS), not every line pasted, and none when the text shows none."""
     own = field_sources(job)
     out: dict[str, list[str]] = {}
     for step in diag.path:

@@ -3,7 +3,8 @@ ranges it rests on) and the report of what was recognized."""
 
 from __future__ import annotations
 
-from allreduce_doctor.evidence import checks, host, job, rdma
+from allreduce_doctor.evidence import checks, host, rdma
+from allreduce_doctor.evidence import job_summary as job
 from allreduce_doctor.evidence import node_facts as node_facts_of
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.evidence.nccl_network import host_networks, network

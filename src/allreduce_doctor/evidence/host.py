@@ -251,7 +251,7 @@ def _field_outputs(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[
 
 
 def field_wheres(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict[str, Where]:
-    """field -> the lines of the tool outputs it is read from, as a Where (job.py merges them)."""
+    """field -> the lines of the tool outputs it is read from, as a Where (job_summary.py merges them)."""
     out = {}
     for field, outputs in _field_outputs(blocks, cmdlines).items():
         where = out[field] = Where()

@@ -36,7 +36,7 @@ def attachment(args, ticket) -> tuple[str, bytes] | None:
 
 def post_ticket(ticket, args) -> Filed:
     """File (or comment on) the ticket as `args` say; the document format follows args.to."""
-    from .settings import resolve
+    from .ticket_settings import resolve
 
     settings = resolve(args, args.to)
     if settings.service == "github":

@@ -8,8 +8,8 @@ from urllib.parse import quote
 from .client import Client, Filed, PostError
 from .layout import again
 from .markdown import render_github
-from .settings import PostSettings
 from .ticket import Ticket
+from .ticket_settings import PostSettings
 
 
 def post_github(ticket: Ticket, settings: PostSettings) -> Filed:

@@ -14,8 +14,8 @@ from .adf import adf_document
 from .client import Client, Filed, PostError, multipart
 from .jira_wiki import render_jira
 from .layout import again
-from .settings import PostSettings
 from .ticket import Ticket
+from .ticket_settings import PostSettings
 
 _KEY = re.compile(r"^[A-Z][A-Z0-9_]*-[0-9]+$")
 

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.fleet.node_settings import node_record
 from allreduce_doctor.fleet.pool import available_cores, run_forked, safely
-from allreduce_doctor.fleet.settings import node_record
 from allreduce_doctor.hosts.budget import FLEET_BUNDLE_BYTES, OVER_FLEET_HINT
 from allreduce_doctor.output import write_file
 

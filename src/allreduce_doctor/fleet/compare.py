@@ -1,4 +1,4 @@
-"""Compare node records (settings.py): majority value and odd nodes per setting, numeric outliers
+"""Compare node records (node_settings.py): majority value and odd nodes per setting, numeric outliers
 by median and MAD, and the patterns only a fleet shows (a pause cascade, local or fabric-wide loss).
 
 Ties: when no value holds a strict majority the most common one (then the one seen first, in
@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from allreduce_doctor.fleet.settings import METRICS, SETTINGS
+from allreduce_doctor.fleet.node_settings import METRICS, SETTINGS
 
 ABSENT = "(absent)"  # a port (or an NCCL variable: UNSET) the other nodes have and this one lacks
 UNSET = "(unset)"

@@ -1,7 +1,7 @@
 """A paste of several hosts, diagnosed as a small fleet of pasted hosts.
 
 Each host's part of the paste (evidence/hosts.py) is diagnosed as that host's node by its own
-Session (the trunk/IB/RoCE runbooks unchanged), and the fleet Diagnosis (fleet/diagnosis.py) is
+Session (the trunk/IB/RoCE runbooks unchanged), and the fleet Diagnosis (fleet/fleet_diagnosis.py) is
 built over them: its verdict rule (any fault -> fault, else any inconclusive -> inconclusive, ...),
 its comparison of the hosts' settings, its report. The UNATTRIBUTED part (lines naming no host) is
 diagnosed too but is never healthy: a healthy walk over it is inconclusive, as no node is known to
@@ -24,7 +24,7 @@ from dataclasses import replace
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.evidence.hosts import MAX_HOSTS, UNATTRIBUTED
 from allreduce_doctor.fleet.analyze import node_result
-from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
+from allreduce_doctor.fleet.fleet_diagnosis import fleet_diagnosis
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, verdict_headline
 
 ONE_NODE_FORMATS = ("prometheus", "npd")  # metrics of the node they run on: never a paste of several
@@ -78,7 +78,7 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
 
 def render_hosts(data: dict, fmt: str) -> str:
     """The fleet report of the pasted hosts, then each host's own report (text, Markdown)."""
-    from allreduce_doctor.fleet.report import render_fleet
+    from allreduce_doctor.fleet.fleet_report import render_fleet
     from allreduce_doctor.report import render
 
     base = render_fleet(data, fmt)

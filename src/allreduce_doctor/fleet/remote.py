@@ -8,7 +8,7 @@ modules shipped in the payload, nothing from the node's site-packages. Its stdou
     ALLREDUCE-DOCTOR-END
 
 or one line `ALLREDUCE-DOCTOR-ERROR <message>`. Anything printed before the frame (a login
-banner from a shell rc file) is ignored by the reader (collect.py).
+banner from a shell rc file) is ignored by the reader (ssh_collect.py).
 
 Test-only: when ALLREDUCE_DOCTOR_FLEET_REPLAY names a bundle on the node, the node answers from
 that bundle instead of its live state. tests/fleet pass it per ssh alias (ssh_config `SetEnv`,
@@ -101,7 +101,7 @@ def _error(message: str, code: int) -> int:
 
 def main(tmp: str, interval: float) -> int:
     """Collect this node into `tmp` and print the frame; 0 on success."""
-    from allreduce_doctor.collect import record
+    from allreduce_doctor.capture import record
     from allreduce_doctor.errors import DoctorError
     from allreduce_doctor.status import EXIT_HEALTHY, error_exit
 

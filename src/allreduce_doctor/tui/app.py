@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual.app import App
+from textual.binding import BindingType
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.tui.keys import APP_BINDINGS
@@ -14,7 +16,7 @@ class DoctorApp(App[int]):
     CSS_PATH = str(Path(__file__).with_name("doctor.tcss"))
     TITLE = "allreduce-doctor"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = APP_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = list(APP_BINDINGS)  # a list of the base's type (invariant)
 
     def __init__(self, session=None, make_session=None, what: str = "this node", watch: tuple | None = None,
                  fleet: tuple | None = None, first=None) -> None:
@@ -29,13 +31,13 @@ class DoctorApp(App[int]):
         self.error: Exception | None = None  # what stopped the probes; raised again after exit
 
     def on_mount(self) -> None:
-        from allreduce_doctor.tui.screens.probing import ProbingScreen
-        from allreduce_doctor.tui.screens.watch import WatchScreen
+        from allreduce_doctor.tui.screens.probing_screen import ProbingScreen
+        from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 
         if self.first is not None:
             self.push_screen(self.first)
         elif self.fleet is not None:
-            from allreduce_doctor.tui.screens.fleet import FleetScreen
+            from allreduce_doctor.tui.screens.fleet_screen import FleetScreen
 
             self.push_screen(FleetScreen(*self.fleet))
         elif self.watch_only is not None:
@@ -44,7 +46,7 @@ class DoctorApp(App[int]):
             self.push_screen(ProbingScreen(self.session, self.make_session, self.what))
 
     def show_diagnosis(self, data: dict) -> None:
-        from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+        from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
 
         self.data = data
         self.push_screen(DiagnosisScreen(self.session, data))
@@ -63,7 +65,7 @@ class DoctorApp(App[int]):
         self.exit(code, return_code=code)
 
     def action_help(self) -> None:
-        from allreduce_doctor.tui.dialogs.help import HelpDialog
+        from allreduce_doctor.tui.dialogs.help_dialog import HelpDialog
 
         if not isinstance(self.screen, HelpDialog):
             self.push_screen(HelpDialog())
@@ -72,7 +74,7 @@ class DoctorApp(App[int]):
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
 
     def action_export(self) -> None:
-        from allreduce_doctor.tui.dialogs.export import ExportDialog
+        from allreduce_doctor.tui.dialogs.export_dialog import ExportDialog
 
         if self.data is None:
             self.notify("Nothing to export yet: the diagnosis is not ready.")
@@ -80,7 +82,7 @@ class DoctorApp(App[int]):
         self.push_screen(ExportDialog(self.data))
 
     def action_watch(self) -> None:
-        from allreduce_doctor.tui.screens.watch import WatchScreen
+        from allreduce_doctor.tui.screens.watch_screen import WatchScreen
         from allreduce_doctor.tui.state import watch_host, where
 
         session = getattr(self.screen, "session", None) or self.session  # a fleet's node has its own
@@ -121,7 +123,7 @@ def run_fleet(data: dict, bundles: dict, fabric: str, answers: dict[str, str]) -
 
 def run_validate(job) -> int:
     """`validate --tui`: the plan screen first; the run's verdict exit code (2: not started, an error)."""
-    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen
+    from allreduce_doctor.tui.screens.validate_screen import ValidatePlanScreen
 
     app = DoctorApp(first=ValidatePlanScreen(job))
     code = app.run()

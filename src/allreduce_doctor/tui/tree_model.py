@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from allreduce_doctor.runbook.model import CauseLeaf, Check, HealthyLeaf, Question, RunbookSet
 from allreduce_doctor.status import HEALTHY, STEP_BADGE, STEP_FAIL, STEP_NA, STEP_PASS, STEP_UNKNOWN
@@ -77,8 +78,13 @@ class DiagnosisModel:
         """The leaf the walk stopped at: the last step's outcome target."""
         if not self.path:
             return self.runbooks.entry if self.runbooks.node(self.runbooks.entry).is_leaf else None
-        last = self.runbooks.node(self.path[-1])
+        last = self._step_node(self.path[-1])
         return last.outcomes[self.steps[self.path[-1]]["outcome"]].target
+
+    def _step_node(self, key: str) -> Check | Question:
+        """The runbook node of a step on the path: the walk steps only through checks and
+        questions (runbook/walk.py makes a Step for no other node), so a cast, checked by no one."""
+        return cast("Check | Question", self.runbooks.node(key))
 
     # -- statuses --------------------------------------------------------------------------
     def status(self, key: str) -> str:
@@ -92,7 +98,8 @@ class DiagnosisModel:
             return FAIL if key in self.findings else NOT_REACHED
         if step["outcome"] == "unknown":
             return UNKNOWN
-        if key in self.findings or isinstance(self.runbooks.node(node.outcomes[step["outcome"]].target), CauseLeaf):
+        if key in self.findings or isinstance(self.runbooks.node(self._step_node(key).outcomes[step["outcome"]].target),
+                                              CauseLeaf):
             return FAIL
         return step.get("badge") or PASS  # the walk's badge: an outcome with no healthy end ahead fails
 
@@ -119,14 +126,14 @@ class DiagnosisModel:
 
     def branches(self, key: str) -> list[Branch]:
         node = self.runbooks.node(key)
-        if node.is_leaf:
+        if isinstance(node, (CauseLeaf, HealthyLeaf)):  # node.is_leaf, spelt so that mypy narrows
             return []
         step = self.steps.get(key) or {}
         taken = step.get("outcome")
         if taken is None and key in self.findings:  # swept: its outcome led to the finding
             taken = next((lbl for lbl, o in node.outcomes.items()
-                          if isinstance(self.runbooks.node(o.target), CauseLeaf)
-                          and self.runbooks.node(o.target).cause == self.findings[key]["cause"]), None)
+                          if isinstance(leaf := self.runbooks.node(o.target), CauseLeaf)
+                          and leaf.cause == self.findings[key]["cause"]), None)
         return [Branch(label, o.target, o.means, label == taken) for label, o in node.outcomes.items()]
 
     def focus_key(self) -> str | None:

@@ -1,7 +1,7 @@
 """Each node's counter rates from its latest validate round, as the run screen shows them (no
 Textual). The rates are the watch screen's own (watch_model.py: the same metrics, the same loss and
 pause signatures), read from the round's bundle of each node. The run itself, its busbw feed and
-its verdict come from validate/job.py (the validate command hands the job to the TUI, as the
+its verdict come from validate/tui_run.py (the validate command hands the job to the TUI, as the
 fleet does: the TUI imports nothing of validate).
 """
 

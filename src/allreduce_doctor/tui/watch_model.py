@@ -14,6 +14,7 @@ Signatures (the same thresholds as runbooks/roce.yaml `loss` and `pause_storm`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 # The raw counter facts only: roce.counters would pull the job environment and QoS probes in too.
 COUNTER_FACTS = {"rdma.counters", "rdma.hw_counters", "net.ethtool_stats"}
@@ -74,7 +75,8 @@ class Signature:
         return f"{SIGNATURE_LABELS[self.kind]} on {self.where}: {self.detail}"
 
 
-def _by_name(records) -> dict[str, dict]:
+def _by_name(records) -> dict[Any, dict]:
+    """Records by their "name" as the record holds it (a port or netdev name; None if it has none)."""
     return {r.get("name"): r for r in records or [] if isinstance(r, dict)}
 
 

@@ -18,8 +18,8 @@ from typing import Any
 from allreduce_doctor.busbw import above_note
 from allreduce_doctor.domain import BUSBW_AT_LIMIT, busbw_verdict
 from allreduce_doctor.fleet.compare import outliers
-from allreduce_doctor.fleet.diagnosis import fold, listed
-from allreduce_doctor.fleet.settings import METRICS
+from allreduce_doctor.fleet.fleet_diagnosis import fold, listed
+from allreduce_doctor.fleet.node_settings import METRICS
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from allreduce_doctor.runbook.load_checks import combine, runbook_check

@@ -65,7 +65,7 @@ def node_figures(obs, kernel: str | None, doctor) -> dict:
     """What the judge needs from one bundle: the fleet's node record (its numbers are compared
     between nodes for stragglers), the runbooks' own counter checks (runbook/load_checks.py), NICs,
     line rate, GPUs and whether a job runs there."""
-    from allreduce_doctor.fleet.settings import node_record  # lazily: diagnose asks is_record of every bundle
+    from allreduce_doctor.fleet.node_settings import node_record  # lazily: diagnose asks is_record of every bundle
     from allreduce_doctor.runbook.load_checks import judge_bundle  # the runbooks: only when judging
 
     rec = node_record(obs, kernel)

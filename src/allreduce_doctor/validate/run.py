@@ -38,7 +38,7 @@ def _hostfile_nodes(path: str) -> list[str]:
 
 
 def resolve_nodes(args) -> tuple[list[str], str]:
-    from allreduce_doctor.fleet.collect import _nodeset
+    from allreduce_doctor.fleet.ssh_collect import _nodeset
 
     if args.nodes:
         return list(_nodeset(args.nodes)), f"--nodes {args.nodes}"
@@ -128,7 +128,7 @@ def record_folder(path: str | None) -> Path:
 
 
 def sampler_from_args(args, nodes: list[str]):
-    from allreduce_doctor.validate.watch import FleetSampler
+    from allreduce_doctor.validate.counter_rounds import FleetSampler
 
     return FleetSampler(nodes, interval=1.0, ssh_options=args.ssh_options, fanout=args.fanout)
 
@@ -136,7 +136,7 @@ def sampler_from_args(args, nodes: list[str]):
 def _baseline(root: Path, first, allow_busy: bool) -> int | None:
     """Refuse what the idle round shows unfit; the GPUs per node the nodes report."""
     from allreduce_doctor.doctor import Doctor
-    from allreduce_doctor.fleet.diagnosis import listed
+    from allreduce_doctor.fleet.fleet_diagnosis import listed
     from allreduce_doctor.validate.record import read_round
 
     figures, unreadable = read_round(root, first.bundles, Doctor.load())
@@ -158,9 +158,9 @@ def run_validate(make_plan, sampler, root: Path, allow_busy: bool, interval: flo
     record is written (marked interrupted) and KeyboardInterrupt goes on to the caller. The TUI
     sees each benchmark's output as it arrives (on_output) and stops the run with `stop` (an
     Event): the launcher's group is killed, the record marked interrupted and judged."""
+    from allreduce_doctor.validate.counter_rounds import Watch, progress_line
     from allreduce_doctor.validate.launch import run_steps
     from allreduce_doctor.validate.record import replay, write_record
-    from allreduce_doctor.validate.watch import Watch, progress_line
 
     watch = Watch(sampler, root, interval, on_round)
     first = watch.take()

@@ -32,17 +32,17 @@ def key_label(binding: Binding) -> str:
 
 def key_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """(where, [(keys, what)]) for the app and every screen and dialog."""
-    from allreduce_doctor.tui.dialogs.export import ExportDialog
-    from allreduce_doctor.tui.dialogs.paste import PasteDialog
-    from allreduce_doctor.tui.dialogs.post import PostDialog
-    from allreduce_doctor.tui.dialogs.raw import RawDialog
-    from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
-    from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
-    from allreduce_doctor.tui.screens.fleet import FleetScreen, NodeDiagnosisScreen
-    from allreduce_doctor.tui.screens.probing import ProbingScreen
-    from allreduce_doctor.tui.screens.validate import ValidatePlanScreen, ValidateRunScreen
-    from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen
-    from allreduce_doctor.tui.screens.watch import WatchScreen
+    from allreduce_doctor.tui.dialogs.export_dialog import ExportDialog
+    from allreduce_doctor.tui.dialogs.paste_dialog import PasteDialog
+    from allreduce_doctor.tui.dialogs.post_dialog import PostDialog
+    from allreduce_doctor.tui.dialogs.raw_dialog import RawDialog
+    from allreduce_doctor.tui.dialogs.symptom_dialog import SymptomDialog
+    from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
+    from allreduce_doctor.tui.screens.fleet_screen import FleetScreen, NodeDiagnosisScreen
+    from allreduce_doctor.tui.screens.probing_screen import ProbingScreen
+    from allreduce_doctor.tui.screens.validate_result_screen import ValidateResultScreen
+    from allreduce_doctor.tui.screens.validate_screen import ValidatePlanScreen, ValidateRunScreen
+    from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 
     def rows(cls) -> list[tuple[str, str]]:
         return [(key_label(b), b.tooltip or b.description) for b in cls.BINDINGS if isinstance(b, Binding)]

@@ -8,6 +8,7 @@ bar driven by a timer, since the runner only says when the wait starts and ends.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.tui.doctor_app import doctor_app
 from allreduce_doctor.tui.text import esc
 
 # Probe states shown, with the observation statuses that end in them.
@@ -101,7 +103,7 @@ class ProbingScreen(Screen):
     # -- messages --------------------------------------------------------------------------------
     def on_ready(self, msg: Ready) -> None:
         """The Session exists: list the probes it may run (messages arrive in order: first)."""
-        self.session = self.app.session = msg.session
+        self.session = doctor_app(self).session = msg.session
         self.specs = {spec.id: spec for spec in msg.specs}
         self.states = {pid: "pending" for pid in self.specs}
         table = self.query_one("#probes", DataTable)
@@ -129,21 +131,23 @@ class ProbingScreen(Screen):
             if state == "pending":
                 self._set(pid, "not needed")
         if msg.error is not None:
-            self.app.fail(msg.error)
+            doctor_app(self).fail(msg.error)
             if msg.early:  # nothing to show: the one line is printed once the terminal is back
-                self.app.action_quit_app()
+                doctor_app(self).action_quit_app()
                 return
             what = str(msg.error) if isinstance(msg.error, DoctorError) else f"internal error: {type(msg.error).__name__}: {msg.error}"
             self.query_one("#probe-summary", Static).update(f"[$text-error b]error:[/] {esc(what)}  (q quits)")
             return
-        self.data = msg.data
-        self.query_one("#probe-title", Static).update(self._title((msg.data.get("context") or {}).get("fabric") or "?"))
+        data = cast(dict, msg.data)  # no error: _observe posted Finished(the diagnosis)
+        self.data = data
+        self.query_one("#probe-title", Static).update(self._title((data.get("context") or {}).get("fabric") or "?"))
         self._summary()
-        self.app.show_diagnosis(msg.data)
+        doctor_app(self).show_diagnosis(data)
 
     def action_show_diagnosis(self) -> None:
         if self.data is not None:  # the app's latest: a paste added since may have diagnosed again
-            self.app.show_diagnosis(self.app.data or self.data)
+            app = doctor_app(self)
+            app.show_diagnosis(app.data or self.data)
         else:
             self.notify("Still probing: the diagnosis opens when the probes are done.")
 

@@ -24,8 +24,8 @@ from ClusterShell.NodeUtils import GroupResolverError
 from ClusterShell.Task import task_self
 
 from allreduce_doctor.errors import DoctorError
+from allreduce_doctor.fleet.fleet_progress import ProgressBar
 from allreduce_doctor.fleet.payload import remote_command, remote_script
-from allreduce_doctor.fleet.progress import ProgressBar
 from allreduce_doctor.fleet.remote import BEGIN, END, ERROR
 
 # A refused node makes ClusterShell log "Broken pipe" warnings to stderr; each node

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from argparse import Namespace
+from typing import TYPE_CHECKING, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,6 +21,9 @@ from textual.worker import Worker, WorkerState
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.tui.text import esc
+
+if TYPE_CHECKING:
+    from allreduce_doctor.export.client import Filed
 
 TARGETS = ("github", "jira")
 PLACEHOLDER = {"github": ("OWNER/REPO", "https://api.github.com"), "jira": ("PROJECT", "https://example.atlassian.net")}
@@ -49,7 +53,7 @@ def form_words(message: str) -> str:
 
 def config_defaults() -> tuple[dict, str]:
     """({target: {where, base_url}} from the tickets config file, the one-line error reading it)."""
-    from allreduce_doctor.export.settings import config_path, load_config
+    from allreduce_doctor.export.ticket_settings import config_path, load_config
 
     try:
         conf = load_config(config_path(), False)
@@ -77,7 +81,7 @@ class PostDialog(ModalScreen):
         self.data = data
         self.defaults, self.config_error = config_defaults()
         self.target = TARGETS[0]
-        self.filed = None  # the export package's Filed, once posted
+        self.filed: Filed | None = None  # the export package's Filed, once posted
 
     def compose(self) -> ComposeResult:
         with Vertical(id="post-dialog", classes="dialog"):
@@ -145,8 +149,8 @@ class PostDialog(ModalScreen):
         if event.worker.name != "post":
             return
         if event.state == WorkerState.SUCCESS:
-            self.filed = event.worker.result
-            self._status("$text-success", f"{self.filed.url} ({self.filed.note})" if self.filed.note else self.filed.url)
+            filed = self.filed = cast("Filed", event.worker.result)  # success: what post_ticket returned
+            self._status("$text-success", f"{filed.url} ({filed.note})" if filed.note else filed.url)
         elif event.state == WorkerState.ERROR:
             err = event.worker.error
             # The poster's errors are one line with tokens scrubbed; anything else is a bug, said in one line too.

@@ -1,6 +1,6 @@
 """`allreduce-doctor validate --tui`: the plan first, the run only once the user starts it there,
 then every node's counter rates as each round arrives and the busbw per size as the benchmarks
-print it, then validate's Diagnosis (validate_result.py). The job (validate/job.py) comes from the
+print it, then validate's Diagnosis (validate_result.py). The job (validate/tui_run.py) comes from the
 validate command: this package imports nothing of validate.
 
 The run is the headless one (validate/run.py: the same launcher, watch, record and judgement) in a
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import time
+from typing import cast
 
 from rich.text import Text
 from textual import work
@@ -23,7 +24,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.tui.screens.validate_result import ValidateResultScreen, markup
+from allreduce_doctor.tui.doctor_app import doctor_app
+from allreduce_doctor.tui.screens.validate_result_screen import ValidateResultScreen, markup
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.validate_model import NodeRates, NodeRounds
 from allreduce_doctor.tui.watch_model import METRICS, RATE_WIDTH, fmt_rate
@@ -67,8 +69,8 @@ class ValidatePlanScreen(Screen):
             self.app.switch_screen(ValidateRunScreen(self.job))
 
     def action_cancel(self) -> None:
-        self.app.fail(DoctorError("not confirmed: nothing was run"))
-        self.app.action_quit_app()
+        doctor_app(self).fail(DoctorError("not confirmed: nothing was run"))
+        doctor_app(self).action_quit_app()
 
 
 class RoundRates(Message):
@@ -176,16 +178,17 @@ class ValidateRunScreen(Screen):
     def on_finished(self, msg: Finished) -> None:
         if msg.error is not None:
             what = str(msg.error) if isinstance(msg.error, DoctorError) else f"internal error: {type(msg.error).__name__}: {msg.error}"
-            self.app.fail(msg.error)
+            doctor_app(self).fail(msg.error)
             self.query_one("#validate-status", Static).update(f"[$text-error b]error:[/] {esc(what)}  (q quits)")
             if self.quitting:
-                self.app.action_quit_app()
+                doctor_app(self).action_quit_app()
             return
-        self.data = self.app.data = msg.data
+        data = cast(dict, msg.data)  # no error: _run posted Finished(job.start()'s diagnosis)
+        self.data = doctor_app(self).data = data
         if self.quitting:
-            self.app.action_quit_app()
+            doctor_app(self).action_quit_app()
             return
-        self.app.push_screen(ValidateResultScreen(msg.data, str(self.job.root)))
+        self.app.push_screen(ValidateResultScreen(data, str(self.job.root)))
 
     def _draw_nodes(self) -> None:
         table = self.query_one("#validate-nodes", DataTable)
@@ -218,8 +221,8 @@ class ValidateRunScreen(Screen):
                                                           "killed; the record is kept and judged[/]")
 
     def action_quit_run(self) -> None:
-        if self.data is not None or self.app.error is not None:
-            self.app.action_quit_app()
+        if self.data is not None or doctor_app(self).error is not None:
+            doctor_app(self).action_quit_app()
             return
         self.quitting = True
         self.action_stop()
@@ -229,7 +232,7 @@ class ValidateRunScreen(Screen):
 
     def action_node(self) -> None:
         from allreduce_doctor.hosts.snapshot import SnapshotHost
-        from allreduce_doctor.tui.screens.watch import WatchScreen
+        from allreduce_doctor.tui.screens.watch_screen import WatchScreen
 
         table = self.query_one("#validate-nodes", DataTable)
         if not table.row_count:

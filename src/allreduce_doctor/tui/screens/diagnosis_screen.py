@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, Tree
 
+from allreduce_doctor.tui.doctor_app import doctor_app
 from allreduce_doctor.tui.evidence_run import Sources, ranks_candidates, with_symptom
 from allreduce_doctor.tui.state import where
 from allreduce_doctor.tui.text import esc
@@ -129,7 +130,7 @@ class DiagnosisScreen(Screen):
 
     def redraw(self, data: dict, key: str | None = None) -> None:
         """Show a new Diagnosis of this screen's session: verdict, tree, cause (cursor on key)."""
-        self.data = self.app.data = data
+        self.data = doctor_app(self).data = data
         self.model = DiagnosisModel(self.session.doctor.runbooks, data, self.session.options.answers)
         self.query_one("#verdict", Static).update(verdict_markup(data, where(self.session, full=False)))
         self.query_one("#cause", Static).update(self._cause())
@@ -152,7 +153,7 @@ class DiagnosisScreen(Screen):
         return ranks_candidates(self.session) if action == "symptom" else True
 
     def action_add_paste(self) -> None:
-        from allreduce_doctor.tui.dialogs.paste import PasteDialog
+        from allreduce_doctor.tui.dialogs.paste_dialog import PasteDialog
 
         self.app.push_screen(PasteDialog(self.session, self.sources), self._pasted)
 
@@ -160,15 +161,15 @@ class DiagnosisScreen(Screen):
         if not result:
             return
         self.sources, session, data = result
-        if self.app.session is self.session:
-            self.app.session = session  # watch and quit follow the new diagnosis
+        if doctor_app(self).session is self.session:
+            doctor_app(self).session = session  # watch and quit follow the new diagnosis
         self.session = session
         self.redraw(data, self.selected)
         self.notify(f"{len(self.sources.paths) + len(self.sources.texts)} evidence sources read",
                     title="Diagnosed again")
 
     def action_symptom(self) -> None:
-        from allreduce_doctor.tui.dialogs.symptom import SymptomDialog
+        from allreduce_doctor.tui.dialogs.symptom_dialog import SymptomDialog
 
         self.app.push_screen(SymptomDialog(self.session.options.symptom), self._symptom_said)
 
@@ -180,7 +181,7 @@ class DiagnosisScreen(Screen):
         self.notify(f"symptom {symptom or 'not said'}: most likely {first}", title="Candidates re-ranked")
 
     def action_raw(self) -> None:
-        from allreduce_doctor.tui.dialogs.raw import RawDialog
+        from allreduce_doctor.tui.dialogs.raw_dialog import RawDialog
         from allreduce_doctor.tui.state import raw_facts
 
         if self.selected is None:

@@ -125,7 +125,7 @@ class ExportDialog(ModalScreen):
             self.dismiss()
 
     def action_post(self) -> None:
-        from allreduce_doctor.tui.dialogs.post import PostDialog
+        from allreduce_doctor.tui.dialogs.post_dialog import PostDialog
 
         self.app.push_screen(PostDialog(self.data))
 

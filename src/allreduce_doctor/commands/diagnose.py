@@ -1,13 +1,58 @@
-"""The work behind each CLI command. cli.py parses; this module does."""
+"""`allreduce-doctor diagnose`: this node, a snapshot bundle or pasted text, walked to a root cause.
+
+Only argparse-level code at module level: the CLI builds this parser on each start of the command.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
-from pathlib import Path
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.output import write_output
-from allreduce_doctor.status import EXIT_HEALTHY, verdict_exit
+from allreduce_doctor.status import PROG, VERDICT_EXIT_HELP, verdict_exit
+from allreduce_doctor.symptoms import SYMPTOMS
+
+DIAGNOSE_DESCRIPTION = """\
+Diagnose this node, a snapshot bundle or pasted logs: walk the decision tree (transport, links,
+PCIe, GPUDirect, then the InfiniBand or RoCE branch) and name the root cause with its evidence,
+fix and verification. Always headless; plain `allreduce-doctor` on a terminal opens the UI."""
+DIAGNOSE_EPILOG = f"""\
+examples:
+  {PROG} diagnose                                   # this node, text report
+  {PROG} diagnose --snapshot node.tar.gz --format json -o diag.json
+  {PROG} diagnose --evidence nccl.log --evidence ibstat.txt
+  {PROG} diagnose --answer validated_scale=two_nodes --export github
+
+{VERDICT_EXIT_HELP}"""
+
+def diagnose_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto",
+                   help="which branch to walk; auto picks it from the ports' link layer (default)")
+    p.add_argument("--snapshot", metavar="PATH", help="diagnose a bundle (directory or .tar.gz) instead of this node")
+    p.add_argument("--format", choices=("text", "json", "markdown", "prometheus", "npd"),
+                   help="report format (default: text); prometheus: metrics; npd: node-problem-detector's one line")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE",
+                   help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")
+    p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
+                   help="seconds between the two counter samples (default 1)")
+    p.add_argument("--site", metavar="FILE", help="the declared fabric policy (RoCE lossless/lossy, NCCL_IB_TC, "
+                   "link rate) in TOML; default /etc/allreduce-doctor/site.toml when it exists")
+    p.add_argument("--evidence", action="append", default=[], metavar="FILE",
+                   help="pasted logs or tool output to diagnose from (repeatable; - reads stdin). "
+                   "Alone it diagnoses the text only; with --snapshot or --live it adds to that node")
+    p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
+    p.add_argument("--symptom", choices=SYMPTOMS,
+                   help="what the job showed: narrows the candidate causes of pasted text")
+    p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
+
+
+def add_parser(sub) -> None:
+    diag = sub.add_parser("diagnose", description=DIAGNOSE_DESCRIPTION,
+                          epilog=DIAGNOSE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    diagnose_args(diag)
+
 
 
 def session_from_args(args, interactive: bool = False):
@@ -48,7 +93,7 @@ def _wants_tui(args) -> bool:
         and sys.stdin.isatty() and not args.export
 
 
-def cmd_diagnose(args) -> int:
+def run(args) -> int:
     import time
 
     from allreduce_doctor.report import render
@@ -61,9 +106,9 @@ def cmd_diagnose(args) -> int:
     if _wants_tui(args):
         try:
             from allreduce_doctor.tui.app import run_app
-        except ModuleNotFoundError:
-            run_app = None
-        if run_app is not None:
+        except ModuleNotFoundError:  # no Textual: the report, as on a pipe
+            pass
+        else:
             what = args.snapshot or (", ".join(args.evidence) if args.evidence and not args.live else "this node")
             return run_app(lambda: session_from_args(args, interactive=True), what)
     session = session_from_args(args)
@@ -88,64 +133,3 @@ def cmd_diagnose(args) -> int:
 
         return npd_exit(data.get("verdict"))
     return verdict_exit(data.get("verdict"))
-
-
-def cmd_collect(args) -> int:
-    from allreduce_doctor.collect import collect
-    from allreduce_doctor.session import check_interval
-
-    check_interval(args.interval, live=True)
-    summary = collect(args.output, args.interval, args.force)
-    print(summary)
-    return EXIT_HEALTHY
-
-
-def cmd_probes(args) -> int:
-    from allreduce_doctor.doctor import load_catalogue
-
-    catalogue = load_catalogue()
-    rows = []
-    for spec in catalogue.probes.values():
-        if spec.kind in ("derive", "evidence"):
-            continue
-        timeout = f"{spec.timeout:g}s" if spec.kind in ("command", "chain") else "-"
-        each = f" (each {spec.foreach})" if spec.foreach else ""
-        for target in spec.touches():
-            rows.append((spec.id, spec.kind, timeout, "root" if spec.root else "", target + each))
-    width = max(len(r[0]) for r in rows)
-    lines = [f"{'PROBE':<{width}}  {'KIND':<8} {'TIMEOUT':<7} {'ROOT':<4}  TOUCHES"]
-    lines += [f"{r[0]:<{width}}  {r[1]:<8} {r[2]:<7} {r[3]:<4}  {r[4]}" for r in rows]
-    lines.append("")
-    lines.append("Enumerators (what probes fan out over):")
-    for enum in catalogue.enumerators.values():
-        lines.append(f"  {enum.name}: {enum.glob or 'from ' + enum.source}")
-        lines += [f"    reads {t}" for t in (*enum.read.values(), *enum.first.values(), *enum.links.values())]
-    write_output("\n".join(lines) + "\n", None)
-    return EXIT_HEALTHY
-
-
-def cmd_runbook(args) -> int:
-    from allreduce_doctor.doctor import Doctor
-
-    paths = [Path(f) for f in args.files]
-    for path in paths:
-        if not path.is_file():
-            raise DoctorError(f"{path}: no such runbook file")
-    validate = args.runbook_command == "validate"  # checks the files afresh, never trusts the cache
-    runbooks = (Doctor.from_runbook_files(paths) if paths else Doctor.load(validate=validate)).runbooks
-    if validate:
-        names = ", ".join(sorted(runbooks.runbooks))
-        causes = {getattr(n, "cause", None) for n in runbooks.nodes()} - {None}
-        print(f"ok: {len(runbooks.runbooks)} runbooks ({names}), {len(runbooks.nodes())} nodes, "
-              f"{len(runbooks.facts)} facts read, {len(causes)} causes reachable")
-        return EXIT_HEALTHY
-    from allreduce_doctor.runbook.graph import to_dot, to_mermaid
-
-    if args.runbook and args.runbook not in runbooks.runbooks:
-        raise DoctorError(f"--runbook {args.runbook}: no such runbook (have: {', '.join(sorted(runbooks.runbooks))})")
-    render = to_dot if args.format == "dot" else to_mermaid
-    write_output(render(runbooks, args.runbook), None)
-    return EXIT_HEALTHY
-
-
-__all__ = ["cmd_diagnose", "cmd_collect", "cmd_probes", "cmd_runbook", "session_from_args"]

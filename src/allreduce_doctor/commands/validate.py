@@ -101,6 +101,6 @@ def _run_tui(args) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise DoctorError("--tui needs a terminal; without it validate prints a progress line and the report")
     from allreduce_doctor.tui.app import run_validate as run_in_tui
-    from allreduce_doctor.validate.job import job_from_args
+    from allreduce_doctor.validate.tui_run import job_from_args
 
     return run_in_tui(job_from_args(args))

@@ -55,12 +55,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.export import render_ticket
+    from allreduce_doctor.export.load import read_diagnosis
+    from allreduce_doctor.export.ticket import build_ticket
     from allreduce_doctor.output import write_output
     from allreduce_doctor.status import EXIT_HEALTHY
-
-    from . import render_ticket
-    from .load import read_diagnosis
-    from .ticket import build_ticket
 
     if not args.post and not args.to:
         raise DoctorError(f"export: which format? --to {'|'.join(FORMATS)} (or --post github|jira)")
@@ -70,7 +69,7 @@ def run(args) -> int:
         return EXIT_HEALTHY
     import sys
 
-    from .post import post_ticket
+    from allreduce_doctor.export.post import post_ticket
 
     filed = post_ticket(ticket, args)
     if args.output:

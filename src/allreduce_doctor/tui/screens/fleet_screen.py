@@ -6,6 +6,7 @@ and opens it on the diagnosis screen; esc comes back to the fleet."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,8 +17,9 @@ from textual.worker import Worker, WorkerState
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.status import HEALTHY
+from allreduce_doctor.tui.doctor_app import doctor_app
 from allreduce_doctor.tui.fleet_model import fleet_title, node_rows, setting_rows
-from allreduce_doctor.tui.screens.diagnosis import DiagnosisScreen
+from allreduce_doctor.tui.screens.diagnosis_screen import DiagnosisScreen
 from allreduce_doctor.tui.text import esc
 from allreduce_doctor.tui.widgets.detail import VERDICT_STYLE
 
@@ -50,7 +52,7 @@ class NodeDiagnosisScreen(DiagnosisScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.app.data = self.data  # export, and the watch, follow the node shown
+        doctor_app(self).data = self.data  # export, and the watch, follow the node shown
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -129,7 +131,7 @@ class FleetScreen(Screen):
         nodes.focus()
 
     def on_screen_resume(self) -> None:
-        self.app.data = self.data  # back from a node: export and quit are the fleet's again
+        doctor_app(self).data = self.data  # back from a node: export and quit are the fleet's again
 
     # -- drilling into a node ------------------------------------------------------------------
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -177,7 +179,7 @@ class FleetScreen(Screen):
         if event.worker.name != "node":
             return
         if event.state == WorkerState.SUCCESS:
-            session, data = event.worker.result
+            session, data = cast(tuple, event.worker.result)  # success: what _diagnose returned
             self.app.push_screen(NodeDiagnosisScreen(session, data))
         elif event.state == WorkerState.ERROR:
             err = event.worker.error

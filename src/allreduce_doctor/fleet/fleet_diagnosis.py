@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from allreduce_doctor.fleet.compare import Comparison, compare
-from allreduce_doctor.fleet.settings import METRICS
+from allreduce_doctor.fleet.node_settings import METRICS
 from allreduce_doctor.runbook import causes
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE

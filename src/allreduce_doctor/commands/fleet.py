@@ -78,7 +78,7 @@ def _collect(args, nodes: list[str] | str, out_dir):
     from allreduce_doctor.errors import DoctorError
 
     try:
-        from allreduce_doctor.fleet.collect import SshOptions, collect_nodes
+        from allreduce_doctor.fleet.ssh_collect import SshOptions, collect_nodes
     except ModuleNotFoundError as err:
         if err.name and err.name.startswith("ClusterShell"):
             raise DoctorError("--nodes and --slurm-job need ClusterShell (pip install ClusterShell)") from None
@@ -105,8 +105,8 @@ def run(args) -> int:
 
     from allreduce_doctor import __version__
     from allreduce_doctor.fleet.analyze import analyze
-    from allreduce_doctor.fleet.diagnosis import fleet_diagnosis
-    from allreduce_doctor.fleet.progress import ProgressBar
+    from allreduce_doctor.fleet.fleet_diagnosis import fleet_diagnosis
+    from allreduce_doctor.fleet.fleet_progress import ProgressBar
     from allreduce_doctor.fleet.sources import find_bundles
     from allreduce_doctor.output import write_output
     from allreduce_doctor.session import parse_answers
@@ -150,7 +150,7 @@ def run(args) -> int:
 
         write_output(render_export(data, args.export, "fleet diagnosis"), args.output)
     else:
-        from allreduce_doctor.fleet.report import render_fleet
+        from allreduce_doctor.fleet.fleet_report import render_fleet
 
         write_output(render_fleet(data, args.format), args.output)
     return verdict_exit(data["verdict"])

@@ -2,7 +2,7 @@
 
 A round is one fan-out: every node runs the normal `collect` (two counter samples `interval`
 apart, so each bundle carries rates) and answers with its bundle, exactly as `fleet` collects
-(fleet/collect.py over ClusterShell). Tests give hosts in this process instead (HostSampler);
+(fleet/ssh_collect.py over ClusterShell). Tests give hosts in this process instead (HostSampler);
 both write ROUND_DIR/NODE.tar.gz, so what is judged is always a folder of ordinary bundles.
 """
 
@@ -31,13 +31,13 @@ class FleetSampler:
 
     def __init__(self, nodes: list[str], interval: float, ssh_options: str = "", fanout: int = 64,
                  timeout: float = 120.0) -> None:
-        from allreduce_doctor.fleet.collect import SshOptions
+        from allreduce_doctor.fleet.ssh_collect import SshOptions
 
         self.nodes = nodes
         self.opts = SshOptions(fanout=fanout, timeout=timeout, ssh_options=ssh_options, interval=interval)
 
     def sample(self, folder: Path, index: int, step: str | None) -> tuple[dict[str, Path], dict[str, str]]:
-        from allreduce_doctor.fleet.collect import collect_nodes
+        from allreduce_doctor.fleet.ssh_collect import collect_nodes
 
         got = collect_nodes(",".join(self.nodes), folder, self.opts, progress=False)
         return got.bundles, got.failed
@@ -52,7 +52,7 @@ class HostSampler:
     def sample(self, folder: Path, index: int, step: str | None) -> tuple[dict[str, Path], dict[str, str]]:
         from concurrent.futures import ThreadPoolExecutor
 
-        from allreduce_doctor.collect import record
+        from allreduce_doctor.capture import record
 
         hosts = self.hosts_for(index, step)
         failed = {node: why for node, why in hosts.items() if isinstance(why, str)}
