@@ -78,6 +78,9 @@ def test_registry_names():
             "ibdev2netdev", "ethtool_stats", "ethtool_link", "mlnx_qos", "dcb_pfc", "dcb_app",
             "lspci_vvv", "lspci_tree", "rdma_link", "nvidia_smi_topo", "nvidia_smi_nvlink", "nvidia_smi_fabric",
             "proc_cmdline", "dmesg_lines", "mad_fields", "perfquery", "perfquery_ext", "ib_portinfo", "ethtool_modes",
+            # pasted host tools and dumps (parsers/host_tools.py, rdma_dumps.py, nccl_topo.py)
+            "df", "fi_info", "ibv_devices", "lsmod", "nccl_topo_xml", "rdma_statistic", "sysfs_dump",
+            "ulimit_memlock",
         ]
     ) == PARSER_NAMES
     modules = {fn.__module__.rsplit(".", 1)[-1] for fn in registry().values()}
