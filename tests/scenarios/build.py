@@ -392,6 +392,10 @@ SCENARIOS: dict[str, N.Node] = {
     # NCCL 2.23.4, which looks up v8..v5 (src/net.cc): NCCL closes the plugin, so the job maps none.
     "efa-p5-plugin-version-mismatch": aws(plugin=OFI_OLD, exports=(4,), net_libs=(),
                                           env={"LD_LIBRARY_PATH": "/opt/aws-ofi-nccl/lib:/opt/amazon/efa/lib"}),
+    # issue 26 gap 1: the trunk's fabric-independent checks (PCIe, Xid, ACS, IOMMU) run on plugin nodes too
+    "efa-p5-iommu-translated": aws(cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-1015-aws root=UUID=4f1c ro quiet", iommu_type="DMA-FQ"),
+    "efa-p5-gpu-pcie-x8": aws(gpu_width={3: 8}),
+    "gcp-a3-gpu-xid-79": gcp(dmesg=N.DMESG_XID_79),
     "gcp-a3-tcpx-healthy": gcp(),
     "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, None, env=TCPXO_ENV),  # TCPXO's exports: not read
     "gcp-a3-tcpx-plugin-not-loaded": gcp(net_libs=(), job_files={}, env={"NCCL_NET": "GPUDirectTCPX"}),

@@ -73,6 +73,7 @@ class Node:
     counter_growth: dict = field(default_factory=dict)  # port index -> {counter: delta}
     eth_growth: dict = field(default_factory=dict)  # port index -> {ethtool counter: delta}
     pci_width: dict = field(default_factory=dict)  # nic index -> current width
+    gpu_width: dict = field(default_factory=dict)  # gpu index -> current width (default 16)
     peermem: bool = True
     pfc: dict = field(default_factory=dict)  # port index -> "0 0 0 0 0 0 0 0"
     ecn: dict = field(default_factory=dict)  # port index -> {prio: 0/1} overrides for np and rp
@@ -404,7 +405,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         files.update({
             f"{PCI}/{bdf}/vendor": "0x10de", f"{PCI}/{bdf}/class": "0x030200",
             f"{PCI}/{bdf}/current_link_speed": "2.5 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
-            f"{PCI}/{bdf}/current_link_width": "16", f"{PCI}/{bdf}/max_link_width": "16",
+            f"{PCI}/{bdf}/current_link_width": str(node.gpu_width.get(g, 16)), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if g < 4 else "1",
         })
     files[f"{PCI}/0000:00:00.0/vendor"] = "0x8086"
