@@ -14,6 +14,7 @@ from allreduce_doctor.probes.derive_job_view import (
     provider_for,
     rdma_devices_seen,
 )
+from allreduce_doctor.probes.job_view import user_ns_of
 from tests.scenarios.fakehost import FakeHost
 
 
@@ -45,7 +46,7 @@ def test_the_builtins_read_the_jobs_own_proc_files():
     assert (uverbs.status, uverbs.value) == (OK, {"pid": 77, "devices": []})  # the root is read, no /dev/infiniband
     # docker's default capability set (CapEff a80425fb) has no CAP_IPC_LOCK (bit 14)
     assert job_view.job_limits(host).value == {"pid": 77, "memlock_soft": 65536, "memlock_hard": 65536,
-                                               "cap_ipc_lock": False}
+                                               "cap_ipc_lock": False, "user_ns": None}  # no uid_map here: unread
     assert job_view.job_verbs_config(host).value == {
         "pid": 77, "files": {"efa.driver": ["/opt/lib/libefa"], "mlx5.driver": ["mlx5"]}, "env": {"IBV_DRIVERS": "bnxt_re"}}
     assert job_view.rdma_device_drivers(host).value == {"mlx5_0": None, "rocep26s0f0": "bnxt_en"}
@@ -95,21 +96,45 @@ def test_dev_infiniband_is_the_jobs_and_the_hosts_only_without_a_job():
     assert rdma_devices_seen({"rdma.job_uverbs": missing("x"), "rdma.uverbs": missing("y")}).status == MISSING
 
 
-def _memlock(soft, cap) -> Observation:
-    return job_memlock({"job.limits": ok({"pid": 77, "memlock_soft": soft, "memlock_hard": soft, "cap_ipc_lock": cap})})
+def _memlock(soft, cap, user_ns="initial") -> Observation:
+    return job_memlock({"job.limits": ok({"pid": 77, "memlock_soft": soft, "memlock_hard": soft, "cap_ipc_lock": cap,
+                                          "user_ns": user_ns})})
 
 
 def test_memlock_64k_without_ipc_lock_is_the_fault_unlimited_or_the_capability_is_fine():
     fault = _memlock(65536, False)
-    assert fault.value == {"memlock": "64 KiB", "cap_ipc_lock": False, "pid": 77, "problem": True}
-    assert fault.reason == ("the job's memlock limit 64 KiB, no CAP_IPC_LOCK (/proc/77/limits, status): "
+    assert fault.value == {"memlock": "64 KiB", "cap_ipc_lock": False, "user_ns": "initial", "pid": 77, "problem": True}
+    assert fault.reason == ("the job's memlock limit 64 KiB, no CAP_IPC_LOCK (/proc/77/limits, status, uid_map): "
                             "ibv_reg_mr cannot pin one of NCCL's 512 KiB LL buffers")
     assert _memlock("unlimited", False).value["problem"] is False
     assert _memlock(65536, True).value["problem"] is False
     assert _memlock(65536, None).value["problem"] is None  # CapEff unread: unknown
-    assert _memlock(8 << 20, False).value == {"memlock": "8 MiB", "cap_ipc_lock": False, "pid": 77, "problem": None}
+    assert _memlock(8 << 20, False).value == {"memlock": "8 MiB", "cap_ipc_lock": False, "user_ns": "initial", "pid": 77,
+                                              "problem": None}
     unread = job_memlock({"job.limits": missing("no NCCL job found on this node")})
     assert (unread.status, unread.reason) == (MISSING, "the job's memlock limit was not read (no NCCL job found on this node)")
+
+
+def test_cap_ipc_lock_in_a_child_user_namespace_does_not_lift_the_memlock_limit():
+    """capable(CAP_IPC_LOCK) asks init_user_ns (kernel/capability.c; ib_umem_get, mm/mlock.c)."""
+    child = _memlock(65536, True, "child")
+    assert child.value == {"memlock": "64 KiB", "cap_ipc_lock": True, "user_ns": "child", "pid": 77, "problem": True}
+    assert child.reason == ("the job's memlock limit 64 KiB, CAP_IPC_LOCK only in a child user namespace (uid_map), which "
+                            "does not lift the limit (/proc/77/limits, status, uid_map): "
+                            "ibv_reg_mr cannot pin one of NCCL's 512 KiB LL buffers")
+    unread = _memlock(65536, True, None)  # the capability is held, where it counts is not known
+    assert (unread.value["problem"], unread.reason) == (
+        None, "the job's memlock limit 64 KiB, CAP_IPC_LOCK, its user namespace unread (uid_map) (/proc/77/limits, status, uid_map)")
+    assert _memlock("unlimited", True, "child").value["problem"] is False
+    assert _memlock(65536, False, None).value["problem"] is True  # no capability anywhere: the namespace does not matter
+
+
+def test_the_uid_map_tells_the_initial_user_namespace_from_a_child():
+    assert user_ns_of("         0          0 4294967295\n") == "initial"
+    assert user_ns_of("         0       1000          1\n         1     100000      65536\n") == "child"  # rootless podman
+    assert user_ns_of("         0     100000      65536\n") == "child"  # docker userns-remap
+    assert user_ns_of("         0          0 4294967294\n") == "child"
+    assert user_ns_of("") is None and user_ns_of("not a map\n") is None
 
 
 def _userspace(mapped, files, drivers, config) -> Observation:
@@ -164,5 +189,6 @@ def test_probes_list_shows_what_each_job_view_builtin_reads():
     assert "/proc/PID/net/dev" in touches["job_net_ifaces"]
     assert "/proc/PID/root/dev/infiniband/uverbs*" in touches["job_uverbs"]
     assert "/proc/PID/limits" in touches["job_limits"] and "/proc/PID/status CapEff" in touches["job_limits"]
+    assert "/proc/PID/uid_map" in touches["job_limits"]
     assert "/proc/PID/root/etc/libibverbs.d/*" in touches["job_verbs_config"]
     assert "/sys/class/infiniband/*/device/driver" in touches["rdma_device_drivers"]

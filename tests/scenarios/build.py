@@ -420,6 +420,12 @@ SCENARIOS: dict[str, N.Node] = {
     "bnxt-renamed-mlx5-image": N.Node("roce", **BNXT_RENAMED, job_providers=("mlx5",)),
     "bnxt-renamed-healthy": N.Node("roce", **BNXT_RENAMED),
     "job-memlock-64k": N.Node("ib", job_memlock="65536"),
+    # issue 26 gap 2: docker's default CapEff plus CAP_IPC_LOCK (bit 14: a80425fb | 4000), 64 KiB memlock;
+    # in the initial user namespace the capability lifts the limit, in a rootless one (uid_map
+    # 0 -> 1000, then a subuid range) it does not (kernel/capability.c capable: init_user_ns)
+    "job-cap-ipc-lock-64k": N.Node("ib", job_memlock="65536", job_capeff="00000000a80465fb"),
+    "job-userns-cap-ipc-lock-64k": N.Node("ib", job_memlock="65536", job_capeff="00000000a80465fb",
+                                          job_uid_map="         0       1000          1\n         1     100000      65536\n"),
 }
 
 

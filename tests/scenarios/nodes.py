@@ -165,6 +165,8 @@ class Node:
     libibverbs_d: tuple | None = None  # NAME.driver files of its /etc/libibverbs.d (None: one per provider)
     job_memlock: str = "unlimited"  # its RLIMIT_MEMLOCK, soft and hard (bytes or unlimited)
     job_capeff: str = "0000000000000000"  # its CapEff (a non-root job: no capabilities)
+    # its /proc/PID/uid_map: the initial user namespace's identity map (user_namespaces(7))
+    job_uid_map: str = "         0          0 4294967295\n"
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -241,6 +243,7 @@ def _job_view(node: Node, files: dict) -> dict:
         "Max open files            1048576              1048576              files     \n")
     out[f"/proc/{JOB_PID}/status"] = (f"Name:\tpython3\nPid:\t{JOB_PID}\nUid:\t1000\t1000\t1000\t1000\n"
                                       f"CapInh:\t0000000000000000\nCapPrm:\t{node.job_capeff}\nCapEff:\t{node.job_capeff}\n")
+    out[f"/proc/{JOB_PID}/uid_map"] = node.job_uid_map
     if node.uverbs if node.job_uverbs is None else node.job_uverbs:
         for u in range(node.ports):
             out[f"{JOB_ROOT}/dev/infiniband/uverbs{u}"] = ""

@@ -62,7 +62,8 @@ def job_limits(host: Host) -> Observation:
     """The job's RLIMIT_MEMLOCK (/proc/PID/limits, "Max locked memory", fs/proc/base.c
     proc_pid_limits) and whether CAP_IPC_LOCK is in its effective set (/proc/PID/status CapEff,
     proc(5)): ibv_reg_mr pins beyond the limit only with CAP_IPC_LOCK (kernel
-    drivers/infiniband/core/umem.c ib_umem_get)."""
+    drivers/infiniband/core/umem.c ib_umem_get), and only in the initial user namespace
+    (/proc/PID/uid_map: user_ns_of)."""
     job, proc = _find(host)
     if job is None:
         return Observation("", None, MISSING, "/proc/PID/limits", NO_JOB)
@@ -81,8 +82,26 @@ def job_limits(host: Host) -> Observation:
     if soft is None and cap is None:
         why = limits.reason if not limits.ok else "no Max locked memory line"
         return Observation("", None, MISSING, f"{proc}/limits", f"the job's /proc/{job.pid}/limits: {why}")
-    value = {"pid": job.pid, "memlock_soft": soft, "memlock_hard": hard, "cap_ipc_lock": cap}
-    return Observation("", value, OK, f"{proc}/limits, {proc}/status")
+    uid_map = host.read(f"{proc}/uid_map")
+    value = {"pid": job.pid, "memlock_soft": soft, "memlock_hard": hard, "cap_ipc_lock": cap,
+             "user_ns": user_ns_of(uid_map.text or "") if uid_map.ok else None}
+    return Observation("", value, OK, f"{proc}/limits, {proc}/status, {proc}/uid_map")
+
+
+# The initial user namespace maps every uid onto itself: one line "0 0 4294967295"
+# (user_namespaces(7), "The initial user namespace"; kernel/user.c init_user_ns uid_map).
+INITIAL_UID_MAP = ["0", "0", "4294967295"]
+
+
+def user_ns_of(uid_map: str) -> str | None:
+    """'initial' when /proc/PID/uid_map is the initial user namespace's identity map, 'child' for
+    any other map (a rootless or userns-remapped container), None when the text is not a uid_map.
+    A capability held in a child user namespace does not count where the kernel asks capable()
+    (kernel/capability.c: capable(cap) is ns_capable(&init_user_ns, cap))."""
+    rows = [line.split() for line in uid_map.splitlines() if line.strip()]
+    if not rows or any(len(r) != 3 or not all(f.isdigit() for f in r) for r in rows):
+        return None
+    return "initial" if rows == [INITIAL_UID_MAP] else "child"
 
 
 def _driver_names(text: str) -> list[str]:
