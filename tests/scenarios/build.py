@@ -402,6 +402,10 @@ SCENARIOS: dict[str, N.Node] = {
     # issue 26/27 (review FA-10..FA-14, MF-13): NCCL's selections as NCCL derives them at the job's version
     "gb200-tray-healthy": gb200_tray(),
     "gb200-tray-rail-down": gb200_tray(state={1: ("1: DOWN", "2: Polling")}, rate={1: "10 Gb/sec (4X SDR)"}),
+    # issue 26 gap 4: no NCCL_IB_HCA; the rails are the InfiniBand compute ports, one down
+    "gb200-tray-no-hca-healthy": gb200_tray(env={"NCCL_IB_HCA": None}),
+    "gb200-tray-no-hca-rail-down": gb200_tray(env={"NCCL_IB_HCA": None}, state={1: ("1: DOWN", "2: Polling")},
+                                              rate={1: "10 Gb/sec (4X SDR)"}),
     "grace-gdr-level-pxb-nccl-2-29": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.29.2"),
     "grace-gdr-level-pxb-nccl-2-28": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.28.9"),
     "hgx-gds-storage-hcas": hgx_gds(),
