@@ -76,7 +76,6 @@ def _fabric_sources(inputs: Inputs, ports: list[dict]):
     if from_log:
         yield "NCCL's NET/IB : Using lines", [p for p in ports if p["name"] in from_log]
     devices, why = derive_job.rail_devices(inputs, ports)
-    lost: set[str] = set()
     if devices:
         yield "the NICs nearest the GPUs (nvidia-smi topo -m)", [p for p in ports if p.get("device") in devices]
 
@@ -132,6 +131,7 @@ def compute_ports(inputs: Inputs) -> Observation:
     everything = list(ports)
     from_log = _log_rails(inputs)
     devices, why = derive_job.rail_devices(inputs, ports)
+    lost: set[str] = set()  # down ports a GPU's own NUMA node shows it lost (numa_lost_rails)
     if from_log is not None and {p["name"] for p in ports} & from_log:
         ports, source, known = [p for p in ports if p["name"] in from_log], "NCCL's NET/IB : Using lines", True
     elif hca:
