@@ -41,7 +41,8 @@ def test_the_builtins_read_the_jobs_own_proc_files():
     }, links={"/sys/class/infiniband/rocep26s0f0/device/driver": "/sys/bus/pci/drivers/bnxt_en",
               "/sys/class/infiniband/mlx5_0/device": "/sys/devices/pci0000:1a/0000:1a:00.0"},
         processes=[JOB])
-    assert job_view.job_net_ifaces(host).value == {"pid": 77, "names": ["lo", "eth0"]}
+    assert job_view.job_net_ifaces(host).value == {"pid": 77, "names": ["lo", "eth0"], "ipv6": None,
+                                                   "ipv4_routed": None, "stray_ipv4": None}  # no address files here
     uverbs = job_view.job_uverbs(host)
     assert (uverbs.status, uverbs.value) == (OK, {"pid": 77, "devices": []})  # the root is read, no /dev/infiniband
     # docker's default capability set (CapEff a80425fb) has no CAP_IPC_LOCK (bit 14)
@@ -192,3 +193,58 @@ def test_probes_list_shows_what_each_job_view_builtin_reads():
     assert "/proc/PID/uid_map" in touches["job_limits"]
     assert "/proc/PID/root/etc/libibverbs.d/*" in touches["job_verbs_config"]
     assert "/sys/class/infiniband/*/device/driver" in touches["rdma_device_drivers"]
+
+
+# The formats of net/ipv6/addrconf.c if6_seq_show and net/ipv4/fib_trie.c fib_route_seq_show /
+# fib_trie_seq_show, as a pod with eth0 (10.244.1.7/24 and fe80::) and net1 (no address) prints them.
+POD_INET6 = ("00000000000000000000000000000001 01 80 10 80       lo\n"
+             "fe80000000000000a8c1abfffe2e1f01 03 40 20 80     eth0\n")
+POD_ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+             "eth0\t00000000\t0101F40A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+             "eth0\t0001F40A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n")
+POD_TRIE = ("Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 0.0.0.0\n        /0 universe UNICAST\n"
+            "Local:\n  +-- 10.244.1.0/24 2 0 2\n     |-- 10.244.1.7\n        /32 host LOCAL\n"
+            "     |-- 127.0.0.1\n        /32 host LOCAL\n")
+
+
+def _pod(**files) -> FakeHost:
+    base = {"/proc/77/net/dev": "Inter-| Receive\n face |bytes\n    lo: 1 2\n  eth0: 3 4\n  net1: 5 6\n",
+            "/proc/77/net/if_inet6": POD_INET6, "/proc/77/net/route": POD_ROUTE, "/proc/77/net/fib_trie": POD_TRIE}
+    return FakeHost(files={k: v for k, v in {**base, **files}.items() if v is not None}, processes=[JOB])
+
+
+def test_the_jobs_interfaces_carry_the_addresses_nccl_can_take():
+    assert job_view.job_net_ifaces(_pod()).value == {"pid": 77, "names": ["lo", "eth0", "net1"], "ipv6": ["eth0"],
+                                                     "ipv4_routed": ["eth0"], "stray_ipv4": []}
+    # a /32 address no connected route covers (a gateway route does not place it): it may be net1's
+    stray = job_view.job_net_ifaces(_pod(**{"/proc/77/net/fib_trie": POD_TRIE.replace("10.244.1.7", "192.168.5.5")}))
+    assert stray.value["stray_ipv4"] == ["192.168.5.5"]
+    unread = job_view.job_net_ifaces(_pod(**{"/proc/77/net/if_inet6": None, "/proc/77/net/fib_trie": None}))
+    assert (unread.value["ipv6"], unread.value["ipv4_routed"], unread.value["stray_ipv4"]) == (None, ["eth0"], None)
+
+
+def _addr_ifname(spec: str, job: dict, family: str | None = None) -> Observation:
+    env = {"NCCL_SOCKET_IFNAME": spec, **({"NCCL_SOCKET_FAMILY": family} if family else {})}
+    return socket_ifname({"nccl.env": ok({"vars": env, "job_found": True}), "net.all_ifaces": ok([{"name": "eth0"}]),
+                          "net.job_ifaces": ok({"pid": 77, "names": ["lo", "eth0", "net1"], **job})})
+
+
+ADDRESSED = {"ipv6": ["eth0"], "ipv4_routed": ["eth0"], "stray_ipv4": []}
+
+
+def test_an_interface_nccl_cannot_take_for_want_of_an_address_is_the_problem():
+    """src/misc/socket.cc ncclFindInterfaces skips an interface without an AF_INET/AF_INET6 address."""
+    assert _addr_ifname("net1", ADDRESSED).value["problem"] == (
+        "net1 has no IPv4 or IPv6 address in the job's network namespace: NCCL lists only interfaces with one")
+    assert _addr_ifname("eth0", ADDRESSED).value["problem"] is None
+    assert _addr_ifname("=eth0,net1", ADDRESSED).value["problem"] is None  # eth0 is found
+    v6_only = dict(ADDRESSED, ipv4_routed=[])
+    assert _addr_ifname("eth0", v6_only, "AF_INET").value["problem"] == (
+        "eth0 has no IPv4 address in the job's network namespace: NCCL lists only interfaces with one")
+    assert _addr_ifname("eth0", v6_only).value["problem"] is None
+
+
+def test_an_unread_address_file_or_a_stray_address_decides_nothing_new():
+    for job in (dict(ADDRESSED, ipv6=None), dict(ADDRESSED, ipv4_routed=None), dict(ADDRESSED, stray_ipv4=["10.9.9.9"]),
+                {}):
+        assert _addr_ifname("net1", job).value["problem"] is None  # by name only, as before the addresses were read

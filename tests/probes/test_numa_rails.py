@@ -5,7 +5,7 @@ takes every ACTIVE port, src/transport/net_ib.cc ncclIbInit, and gives each GPU 
 from __future__ import annotations
 
 from allreduce_doctor.observations import MISSING, OK, Observation
-from allreduce_doctor.probes.derive_job import _id_list, numa_lost_rails
+from allreduce_doctor.probes.derive_numa import _id_list, numa_lost_rails
 
 GPU_AFFINITY = {"GPU0": "0,3-9,11-17", "GPU1": "0,3-9,11-17", "GPU2": "1,19-25,27-33", "GPU3": "1,19-25,27-33"}
 

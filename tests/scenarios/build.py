@@ -420,6 +420,12 @@ SCENARIOS: dict[str, N.Node] = {
     # the job's view (issue 26 item 1): its netns, /dev/infiniband, libibverbs.d, memlock
     "k8s-pod-own-eth0": N.Node("ib", **POD),
     "k8s-pod-no-rdma-resource": N.Node("ib", job_uverbs=False, **POD),
+    # issue 26 gap 3: a Multus secondary interface (net1) with no IPAM and IPv6 off: NCCL_SOCKET_IFNAME=net1
+    # names an interface of the pod that has no address, which NCCL skips (src/misc/socket.cc)
+    "k8s-pod-ifname-no-address": N.Node("ib", job_ifaces=("lo", "eth0", "net1"), job_addressed=("eth0",),
+                                        env={"NCCL_SOCKET_IFNAME": "net1"}),
+    "k8s-pod-own-eth0-addressed": N.Node("ib", job_ifaces=("lo", "eth0"), job_addressed=("eth0",),
+                                         env={"NCCL_SOCKET_IFNAME": "eth0"}),
     "job-image-no-driver-file": N.Node("ib", libibverbs_d=(), verbs_loaded=False),
     "bnxt-renamed-mlx5-image": N.Node("roce", **BNXT_RENAMED, job_providers=("mlx5",)),
     "bnxt-renamed-healthy": N.Node("roce", **BNXT_RENAMED),

@@ -160,6 +160,8 @@ class Node:
     switch_name: str | None = None  # lspci's name of the PCIe switch ports (None: the real Broadcom PEX890xx)
     # the job's view (issue 26 item 1): its netns, /dev, libibverbs.d, limits; defaults: a healthy job
     job_ifaces: tuple | None = None  # interfaces of the job's netns (None: the host's, a host-network job)
+    # the job's interfaces with an address (/proc/PID/net/if_inet6, route, fib_trie); None: those files absent
+    job_addressed: tuple | None = None
     job_uverbs: bool | None = None  # /dev/infiniband/uverbs* in the job's root (None: as uverbs)
     job_providers: tuple | None = None  # verbs providers in the job's image (None: the NIC's, when provider)
     libibverbs_d: tuple | None = None  # NAME.driver files of its /etc/libibverbs.d (None: one per provider)
@@ -235,6 +237,8 @@ def _job_view(node: Node, files: dict) -> dict:
         names = sorted({path.split("/")[4] for path in files if path.startswith("/sys/class/net/")})
     out = {f"/proc/{JOB_PID}/net/dev": NET_DEV_HEAD + "".join(
         f"{n:>6}: 9120345 60321 0 0 0 0 0 0 8810034 59112 0 0 0 0 0 0\n" for n in names)}
+    if node.job_addressed is not None:
+        out.update(_job_addresses(node.job_addressed))
     memlock = node.job_memlock
     out[f"/proc/{JOB_PID}/limits"] = (
         "Limit                     Soft Limit           Hard Limit           Units     \n"
@@ -254,6 +258,22 @@ def _job_view(node: Node, files: dict) -> dict:
     for name in image_providers(node):
         out[f"{JOB_ROOT}/usr/lib/x86_64-linux-gnu/libibverbs/lib{name}-rdmav34.so"] = ""
     return out
+
+
+def _job_addresses(names: tuple) -> dict:
+    """The first interface of `names` on 10.244.1.7/24 (a CNI pod network, default route via
+    10.244.1.1), every one with an fe80:: address; lo ::1 and 127.0.0.1. Formats: net/ipv6/addrconf.c
+    if6_seq_show, net/ipv4/fib_trie.c fib_route_seq_show and fib_trie_seq_show."""
+    inet6 = "00000000000000000000000000000001 01 80 10 80       lo\n" + "".join(
+        f"fe80000000000000a8c1abfffe2e1f{k + 1:02x} {k + 3:02x} 40 20 80 {n:>8}\n" for k, n in enumerate(names))
+    route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+    trie = "Local:\n  +-- 127.0.0.0/8 2 0 2\n     |-- 127.0.0.1\n        /32 host LOCAL\n"
+    if names:
+        route += (f"{names[0]}\t00000000\t0101F40A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+                  f"{names[0]}\t0001F40A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n")
+        trie += "  +-- 10.244.1.0/24 2 0 2\n     |-- 10.244.1.7\n        /32 host LOCAL\n"
+    return {f"/proc/{JOB_PID}/net/if_inet6": inet6, f"/proc/{JOB_PID}/net/route": route,
+            f"/proc/{JOB_PID}/net/fib_trie": trie}
 
 
 def device(node: Node, i: int) -> str:

@@ -16,6 +16,7 @@ from allreduce_doctor.probes import (
     derive_host,
     derive_job,
     derive_linkcap,
+    derive_numa,
     derive_peer,
     derive_plugin,
     derive_roce,
@@ -145,7 +146,7 @@ def compute_ports(inputs: Inputs) -> Observation:
         # down may then be a storage port, so its state is unknown rather than a fault.
         names = derive_job.model_rails(ports)
         ports, source, known = [p for p in ports if p["name"] in names], f"the most common HCA model ({why})", False
-        lost = derive_job.numa_lost_rails(inputs, ports)  # unless a GPU's own NUMA node shows it lost one
+        lost = derive_numa.numa_lost_rails(inputs, ports)  # unless a GPU's own NUMA node shows it lost one
         if lost:
             source += (f"; {', '.join(sorted(lost))} down where the GPUs of its NUMA node outnumber its "
                        "active ports (NCCL gives each GPU a NIC of its own CPU)")

@@ -96,48 +96,6 @@ def model_rails(layer_ports: list[dict]) -> set[str]:
     return {p["name"] for p in layer_ports if p.get("hca_type") == main_type}
 
 
-def _id_list(text: str) -> set[int] | None:
-    """A kernel list such as "0,3-9,11-17" (Documentation/admin-guide/cgroup-v1/cpusets.rst list
-    format, as nvidia-smi topo -m prints NUMA Affinity); None when it is not one ("N/A")."""
-    out: set[int] = set()
-    for part in text.split(","):
-        low, _, high = part.strip().partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            return None
-        out.update(range(int(low), int(high or low) + 1))
-    return out
-
-
-def numa_lost_rails(inputs: Inputs, candidates: list[dict]) -> set[str]:
-    """The down ports among `candidates` (the compute model's ports) that a GPU has lost, where no
-    PIX/PXB NIC says which are rails (a GB200 tray: every GPU-NIC cell SYS). Without NCCL_IB_HCA
-    NCCL takes every ACTIVE port (src/transport/net_ib.cc ncclIbInit skips a port whose state is
-    not IBV_PORT_ACTIVE) and gives each GPU its closest NICs (src/graph/search.cc
-    ncclTopoSelectNets by path type), those of its own CPU (NUMA node): through the C2C link
-    that is P2C from 2.27 (src/graph/paths.cc), the other CPU's are SYS. So on a NUMA node whose
-    GPUs outnumber its active ports of the compute model, each of its down ports of that model is
-    a rail its GPUs lost. GPU NUMA affinity from nvidia-smi topo -m, the NIC's numa_node from
-    sysfs (pci.nics); either unread decides nothing."""
-    topo, nics = inputs.get("gpu.topo"), inputs.get("pci.nics")
-    if topo is None or nics is None or topo.status != OK or nics.status != OK or not isinstance(topo.value, dict):
-        return set()
-    node_of = {str(n.get("name")): n.get("numa_node") for n in nics.value or [] if isinstance(n, dict)}
-    gpus: Counter = Counter()
-    for name, text in (topo.value.get("numa_affinity") or {}).items():
-        nodes = _id_list(str(text)) if name.startswith("GPU") else None
-        if nodes:
-            gpus[frozenset(nodes)] += 1
-    lost: set[str] = set()
-    for nodes, count in gpus.items():
-        local = [p for p in candidates if node_of.get(str(p.get("pci_bdf"))) in nodes]
-        if len(local) == len(candidates) and len(gpus) > 1:
-            continue  # every NIC on this GPU's node and other GPUs elsewhere: the affinity is not per socket
-        active = [p for p in local if _state_name(p) == "ACTIVE"]
-        if len(active) < count:
-            lost |= {p["name"] for p in local if _state_name(p) != "ACTIVE"}
-    return lost
-
-
 def _state_name(port: dict) -> str:
     return str((port.get("state") or {}).get("name") or "unknown")
 
@@ -188,7 +146,8 @@ def socket_ifname(inputs: Inputs) -> Observation:
     """The interfaces NCCL_SOCKET_IFNAME picks; a problem when none, or only virtual ones. NCCL
     lists them with getifaddrs() in the job's network namespace (src/misc/socket.cc
     ncclFindInterfaces; src/os/linux.cc at v2.30), so the job's /proc/PID/net/dev decides; the
-    host's /sys/class/net only when no job is found, and the reason says so."""
+    host's /sys/class/net only when no job is found, and the reason says so. A matched interface
+    of the job with no address NCCL takes is none to NCCL (_unaddressed)."""
     if not _known_job(inputs, "NCCL_SOCKET_IFNAME"):
         return Observation("", None, MISSING, reason="the job's environment was not observed")
     spec = _vars(inputs).get("NCCL_SOCKET_IFNAME", "")
@@ -207,6 +166,8 @@ def socket_ifname(inputs: Inputs) -> Observation:
         if not matched:
             problem = "no interface in the job's network namespace matches" if where.startswith("the job") \
                 else "no interface on this node matches"
+    if matched and problem is None and where.startswith("the job"):
+        problem = _unaddressed(matched, job.value, _vars(inputs).get("NCCL_SOCKET_FAMILY", ""))
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
         problem = "only loopback or virtual interfaces, which peers cannot reach"
@@ -214,6 +175,23 @@ def socket_ifname(inputs: Inputs) -> Observation:
         return Observation("", None, MISSING, reason=f"NCCL_SOCKET_IFNAME={spec} is set but this node's interfaces "
                                                      f"were not read ({ifaces.reason or 'net.all_ifaces missing'})")
     return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK, reason=f"interfaces of {where}")
+
+
+def _unaddressed(matched: list[str], job: dict, family: str) -> str | None:
+    """A problem when no matched interface of the job's netns has an address NCCL takes: it lists
+    only interfaces with an AF_INET or AF_INET6 address, of NCCL_SOCKET_FAMILY's family when set
+    (src/misc/socket.cc ncclFindInterfaces). None when an address file was not read, or a local
+    IPv4 address no connected route places (job_view._addresses) may be on a matched interface."""
+    v6, v4, stray = job.get("ipv6"), job.get("ipv4_routed"), job.get("stray_ipv4")
+    want = {"AF_INET": ("v4",), "AF_INET6": ("v6",)}.get(family.strip().upper(), ("v4", "v6"))
+    if ("v6" in want and v6 is None) or ("v4" in want and (v4 is None or stray != [])):
+        return None
+    having = (set(v6 or []) if "v6" in want else set()) | (set(v4 or []) if "v4" in want else set())
+    if any(name in having for name in matched):
+        return None
+    kinds = " or ".join({"v4": "IPv4", "v6": "IPv6"}[k] for k in want)
+    return (f"{', '.join(matched)} {'has' if len(matched) == 1 else 'have'} no {kinds} address in the job's network "
+            "namespace: NCCL lists only interfaces with one")
 
 
 def nccl_tuning(inputs: Inputs) -> Observation:

@@ -36,7 +36,65 @@ def job_net_ifaces(host: Host) -> Observation:
         return Observation("", None, MISSING, f"{proc}/net/dev", f"the job's /proc/{job.pid}/net/dev: {res.reason}")
     # Two header lines, then "  eth0: <16 counters>" (net/core/net-procfs.c dev_seq_show)
     names = [line.split(":", 1)[0].strip() for line in (res.text or "").splitlines()[2:] if ":" in line]
-    return Observation("", {"pid": job.pid, "names": names}, OK, f"{proc}/net/dev")
+    value = {"pid": job.pid, "names": names, **_addresses(host, proc)}
+    return Observation("", value, OK, f"{proc}/net/dev, {proc}/net/if_inet6, {proc}/net/route, {proc}/net/fib_trie")
+
+
+IPV6_LOOPBACK = "0" * 31 + "1"
+RTF_GATEWAY = 0x0002  # include/uapi/linux/route.h
+
+
+def _addresses(host: Host, proc: str) -> dict:
+    """Which interfaces of the job's netns have an address NCCL can take (each None when its file
+    is unread). NCCL lists only interfaces with an AF_INET or AF_INET6 address, IPv6 loopback
+    left out (src/misc/socket.cc ncclFindInterfaces). IPv6: /proc/PID/net/if_inet6, one address a
+    line ending with the device (net/ipv6/addrconf.c if6_seq_show). IPv4 has no per-interface
+    file: an interface with a route in /proc/PID/net/route (net/ipv4/fib_trie.c
+    fib_route_seq_show: Iface, Destination, Gateway, Flags, ..., Mask, in host byte order) has
+    one; `stray_ipv4` are the local addresses of /proc/PID/net/fib_trie ("/32 host LOCAL",
+    fib_trie_seq_show) that no connected route covers, which may belong to any interface."""
+    out: dict = {"ipv6": None, "ipv4_routed": None, "stray_ipv4": None}
+    inet6 = host.read(f"{proc}/net/if_inet6")
+    if inet6.ok:
+        out["ipv6"] = sorted({f[5] for f in (line.split() for line in (inet6.text or "").splitlines())
+                              if len(f) == 6 and f[0] != IPV6_LOOPBACK})
+    route, trie = host.read(f"{proc}/net/route"), host.read(f"{proc}/net/fib_trie")
+    connected: list[tuple[int, int]] = []
+    if route.ok:
+        routed = set()
+        for line in (route.text or "").splitlines()[1:]:
+            f = line.split()
+            try:
+                dest, flags, mask = int(f[1], 16), int(f[3], 16), int(f[7], 16)
+            except (IndexError, ValueError):
+                continue
+            routed.add(f[0])
+            if not flags & RTF_GATEWAY and mask:
+                connected.append((dest, mask))
+        out["ipv4_routed"] = sorted(routed)
+    if route.ok and trie.ok:
+        out["stray_ipv4"] = sorted(a for a in _local_ipv4(trie.text or "")
+                                   if not a.startswith("127.") and not any(_host_order(a) & m == d for d, m in connected))
+    return out
+
+
+def _local_ipv4(text: str) -> set[str]:
+    """The addresses fib_trie lists as "/32 host LOCAL" (each under its "|-- A.B.C.D" line)."""
+    found, last = set(), None
+    for line in text.splitlines():
+        item = line.strip()
+        if item.startswith("|-- "):
+            last = item[4:].strip()
+        elif item.startswith("/32 host LOCAL") and last:
+            found.add(last)
+    return found
+
+
+def _host_order(address: str) -> int:
+    """A dotted IPv4 address as /proc/net/route prints a __be32 (%08X of its value on a
+    little-endian host: x86_64 and aarch64 Linux)."""
+    parts = [int(p) for p in address.split(".")]
+    return parts[0] | parts[1] << 8 | parts[2] << 16 | parts[3] << 24
 
 
 def job_uverbs(host: Host) -> Observation:
