@@ -392,12 +392,20 @@ SCENARIOS: dict[str, N.Node] = {
     # NCCL 2.23.4, which looks up v8..v5 (src/net.cc): NCCL closes the plugin, so the job maps none.
     "efa-p5-plugin-version-mismatch": aws(plugin=OFI_OLD, exports=(4,), net_libs=(),
                                           env={"LD_LIBRARY_PATH": "/opt/aws-ofi-nccl/lib:/opt/amazon/efa/lib"}),
+    # issue 26 gap 1: the trunk's fabric-independent checks (PCIe, Xid, ACS, IOMMU) run on plugin nodes too
+    "efa-p5-iommu-translated": aws(cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-1015-aws root=UUID=4f1c ro quiet", iommu_type="DMA-FQ"),
+    "efa-p5-gpu-pcie-x8": aws(gpu_width={3: 8}),
+    "gcp-a3-gpu-xid-79": gcp(dmesg=N.DMESG_XID_79),
     "gcp-a3-tcpx-healthy": gcp(),
     "gcp-a3-mega-tcpxo-healthy": gcp(TCPXO, 9, None, env=TCPXO_ENV),  # TCPXO's exports: not read
     "gcp-a3-tcpx-plugin-not-loaded": gcp(net_libs=(), job_files={}, env={"NCCL_NET": "GPUDirectTCPX"}),
     # issue 26/27 (review FA-10..FA-14, MF-13): NCCL's selections as NCCL derives them at the job's version
     "gb200-tray-healthy": gb200_tray(),
     "gb200-tray-rail-down": gb200_tray(state={1: ("1: DOWN", "2: Polling")}, rate={1: "10 Gb/sec (4X SDR)"}),
+    # issue 26 gap 4: no NCCL_IB_HCA; the rails are the InfiniBand compute ports, one down
+    "gb200-tray-no-hca-healthy": gb200_tray(env={"NCCL_IB_HCA": None}),
+    "gb200-tray-no-hca-rail-down": gb200_tray(env={"NCCL_IB_HCA": None}, state={1: ("1: DOWN", "2: Polling")},
+                                              rate={1: "10 Gb/sec (4X SDR)"}),
     "grace-gdr-level-pxb-nccl-2-29": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.29.2"),
     "grace-gdr-level-pxb-nccl-2-28": gb200_tray(env={"NCCL_NET_GDR_LEVEL": "PXB"}, nccl_lib=f"{AARCH64_LIB}.2.28.9"),
     "hgx-gds-storage-hcas": hgx_gds(),
@@ -412,10 +420,22 @@ SCENARIOS: dict[str, N.Node] = {
     # the job's view (issue 26 item 1): its netns, /dev/infiniband, libibverbs.d, memlock
     "k8s-pod-own-eth0": N.Node("ib", **POD),
     "k8s-pod-no-rdma-resource": N.Node("ib", job_uverbs=False, **POD),
+    # issue 26 gap 3: a Multus secondary interface (net1) with no IPAM and IPv6 off: NCCL_SOCKET_IFNAME=net1
+    # names an interface of the pod that has no address, which NCCL skips (src/misc/socket.cc)
+    "k8s-pod-ifname-no-address": N.Node("ib", job_ifaces=("lo", "eth0", "net1"), job_addressed=("eth0",),
+                                        env={"NCCL_SOCKET_IFNAME": "net1"}),
+    "k8s-pod-own-eth0-addressed": N.Node("ib", job_ifaces=("lo", "eth0"), job_addressed=("eth0",),
+                                         env={"NCCL_SOCKET_IFNAME": "eth0"}),
     "job-image-no-driver-file": N.Node("ib", libibverbs_d=(), verbs_loaded=False),
     "bnxt-renamed-mlx5-image": N.Node("roce", **BNXT_RENAMED, job_providers=("mlx5",)),
     "bnxt-renamed-healthy": N.Node("roce", **BNXT_RENAMED),
     "job-memlock-64k": N.Node("ib", job_memlock="65536"),
+    # issue 26 gap 2: docker's default CapEff plus CAP_IPC_LOCK (bit 14: a80425fb | 4000), 64 KiB memlock;
+    # in the initial user namespace the capability lifts the limit, in a rootless one (uid_map
+    # 0 -> 1000, then a subuid range) it does not (kernel/capability.c capable: init_user_ns)
+    "job-cap-ipc-lock-64k": N.Node("ib", job_memlock="65536", job_capeff="00000000a80465fb"),
+    "job-userns-cap-ipc-lock-64k": N.Node("ib", job_memlock="65536", job_capeff="00000000a80465fb",
+                                          job_uid_map="         0       1000          1\n         1     100000      65536\n"),
 }
 
 

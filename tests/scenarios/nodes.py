@@ -73,6 +73,7 @@ class Node:
     counter_growth: dict = field(default_factory=dict)  # port index -> {counter: delta}
     eth_growth: dict = field(default_factory=dict)  # port index -> {ethtool counter: delta}
     pci_width: dict = field(default_factory=dict)  # nic index -> current width
+    gpu_width: dict = field(default_factory=dict)  # gpu index -> current width (default 16)
     peermem: bool = True
     pfc: dict = field(default_factory=dict)  # port index -> "0 0 0 0 0 0 0 0"
     ecn: dict = field(default_factory=dict)  # port index -> {prio: 0/1} overrides for np and rp
@@ -159,11 +160,15 @@ class Node:
     switch_name: str | None = None  # lspci's name of the PCIe switch ports (None: the real Broadcom PEX890xx)
     # the job's view (issue 26 item 1): its netns, /dev, libibverbs.d, limits; defaults: a healthy job
     job_ifaces: tuple | None = None  # interfaces of the job's netns (None: the host's, a host-network job)
+    # the job's interfaces with an address (/proc/PID/net/if_inet6, route, fib_trie); None: those files absent
+    job_addressed: tuple | None = None
     job_uverbs: bool | None = None  # /dev/infiniband/uverbs* in the job's root (None: as uverbs)
     job_providers: tuple | None = None  # verbs providers in the job's image (None: the NIC's, when provider)
     libibverbs_d: tuple | None = None  # NAME.driver files of its /etc/libibverbs.d (None: one per provider)
     job_memlock: str = "unlimited"  # its RLIMIT_MEMLOCK, soft and hard (bytes or unlimited)
     job_capeff: str = "0000000000000000"  # its CapEff (a non-root job: no capabilities)
+    # its /proc/PID/uid_map: the initial user namespace's identity map (user_namespaces(7))
+    job_uid_map: str = "         0          0 4294967295\n"
 
 
 # Kernel log lines in the kernel's own formats (mlx5e_update_carrier in mlx5/core/en_main.c, the
@@ -232,6 +237,8 @@ def _job_view(node: Node, files: dict) -> dict:
         names = sorted({path.split("/")[4] for path in files if path.startswith("/sys/class/net/")})
     out = {f"/proc/{JOB_PID}/net/dev": NET_DEV_HEAD + "".join(
         f"{n:>6}: 9120345 60321 0 0 0 0 0 0 8810034 59112 0 0 0 0 0 0\n" for n in names)}
+    if node.job_addressed is not None:
+        out.update(_job_addresses(node.job_addressed))
     memlock = node.job_memlock
     out[f"/proc/{JOB_PID}/limits"] = (
         "Limit                     Soft Limit           Hard Limit           Units     \n"
@@ -240,6 +247,7 @@ def _job_view(node: Node, files: dict) -> dict:
         "Max open files            1048576              1048576              files     \n")
     out[f"/proc/{JOB_PID}/status"] = (f"Name:\tpython3\nPid:\t{JOB_PID}\nUid:\t1000\t1000\t1000\t1000\n"
                                       f"CapInh:\t0000000000000000\nCapPrm:\t{node.job_capeff}\nCapEff:\t{node.job_capeff}\n")
+    out[f"/proc/{JOB_PID}/uid_map"] = node.job_uid_map
     if node.uverbs if node.job_uverbs is None else node.job_uverbs:
         for u in range(node.ports):
             out[f"{JOB_ROOT}/dev/infiniband/uverbs{u}"] = ""
@@ -250,6 +258,22 @@ def _job_view(node: Node, files: dict) -> dict:
     for name in image_providers(node):
         out[f"{JOB_ROOT}/usr/lib/x86_64-linux-gnu/libibverbs/lib{name}-rdmav34.so"] = ""
     return out
+
+
+def _job_addresses(names: tuple) -> dict:
+    """The first interface of `names` on 10.244.1.7/24 (a CNI pod network, default route via
+    10.244.1.1), every one with an fe80:: address; lo ::1 and 127.0.0.1. Formats: net/ipv6/addrconf.c
+    if6_seq_show, net/ipv4/fib_trie.c fib_route_seq_show and fib_trie_seq_show."""
+    inet6 = "00000000000000000000000000000001 01 80 10 80       lo\n" + "".join(
+        f"fe80000000000000a8c1abfffe2e1f{k + 1:02x} {k + 3:02x} 40 20 80 {n:>8}\n" for k, n in enumerate(names))
+    route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+    trie = "Local:\n  +-- 127.0.0.0/8 2 0 2\n     |-- 127.0.0.1\n        /32 host LOCAL\n"
+    if names:
+        route += (f"{names[0]}\t00000000\t0101F40A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+                  f"{names[0]}\t0001F40A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n")
+        trie += "  +-- 10.244.1.0/24 2 0 2\n     |-- 10.244.1.7\n        /32 host LOCAL\n"
+    return {f"/proc/{JOB_PID}/net/if_inet6": inet6, f"/proc/{JOB_PID}/net/route": route,
+            f"/proc/{JOB_PID}/net/fib_trie": trie}
 
 
 def device(node: Node, i: int) -> str:
@@ -404,7 +428,7 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
         files.update({
             f"{PCI}/{bdf}/vendor": "0x10de", f"{PCI}/{bdf}/class": "0x030200",
             f"{PCI}/{bdf}/current_link_speed": "2.5 GT/s PCIe", f"{PCI}/{bdf}/max_link_speed": "32.0 GT/s PCIe",
-            f"{PCI}/{bdf}/current_link_width": "16", f"{PCI}/{bdf}/max_link_width": "16",
+            f"{PCI}/{bdf}/current_link_width": str(node.gpu_width.get(g, 16)), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if g < 4 else "1",
         })
     files[f"{PCI}/0000:00:00.0/vendor"] = "0x8086"

@@ -16,6 +16,7 @@ from allreduce_doctor.probes import (
     derive_host,
     derive_job,
     derive_linkcap,
+    derive_numa,
     derive_peer,
     derive_plugin,
     derive_roce,
@@ -131,6 +132,7 @@ def compute_ports(inputs: Inputs) -> Observation:
     everything = list(ports)
     from_log = _log_rails(inputs)
     devices, why = derive_job.rail_devices(inputs, ports)
+    lost: set[str] = set()  # down ports a GPU's own NUMA node shows it lost (numa_lost_rails)
     if from_log is not None and {p["name"] for p in ports} & from_log:
         ports, source, known = [p for p in ports if p["name"] in from_log], "NCCL's NET/IB : Using lines", True
     elif hca:
@@ -144,6 +146,10 @@ def compute_ports(inputs: Inputs) -> Observation:
         # down may then be a storage port, so its state is unknown rather than a fault.
         names = derive_job.model_rails(ports)
         ports, source, known = [p for p in ports if p["name"] in names], f"the most common HCA model ({why})", False
+        lost = derive_numa.numa_lost_rails(inputs, ports)  # unless a GPU's own NUMA node shows it lost one
+        if lost:
+            source += (f"; {', '.join(sorted(lost))} down where the GPUs of its NUMA node outnumber its "
+                       "active ports (NCCL gives each GPU a NIC of its own CPU)")
     names = {p["name"] for p in ports}
     not_rails = [f"{p['name']} ({derive_job._state_name(p)})" for p in everything if p["name"] not in names]
     policy = inputs["site.policy"].value or {} if inputs["site.policy"].status == OK else {}
@@ -166,7 +172,7 @@ def compute_ports(inputs: Inputs) -> Observation:
         exp_rate, exp_width = best.get(p.get("hca_type"), (None, None))
         p["expected_gbps"], p["expected_width"] = exp_rate, exp_width
         p["rate_gbps"], p["width"] = rate.get("gbps"), rate.get("width")
-        p["declared_gbps"], p["rail"] = declared_gbps, known or None
+        p["declared_gbps"], p["rail"] = declared_gbps, known or (True if p["name"] in lost else None)
         p.update(derive_linkcap.capability(p, inputs))  # rated_gbps from both ends, else the PCI-id table
         p["degraded"] = _degraded(p)
     reason = f"rails from {source}" + (f"; not rails: {', '.join(not_rails)}" if not_rails else "")

@@ -146,7 +146,8 @@ def socket_ifname(inputs: Inputs) -> Observation:
     """The interfaces NCCL_SOCKET_IFNAME picks; a problem when none, or only virtual ones. NCCL
     lists them with getifaddrs() in the job's network namespace (src/misc/socket.cc
     ncclFindInterfaces; src/os/linux.cc at v2.30), so the job's /proc/PID/net/dev decides; the
-    host's /sys/class/net only when no job is found, and the reason says so."""
+    host's /sys/class/net only when no job is found, and the reason says so. A matched interface
+    of the job with no address NCCL takes is none to NCCL (_unaddressed)."""
     if not _known_job(inputs, "NCCL_SOCKET_IFNAME"):
         return Observation("", None, MISSING, reason="the job's environment was not observed")
     spec = _vars(inputs).get("NCCL_SOCKET_IFNAME", "")
@@ -165,6 +166,8 @@ def socket_ifname(inputs: Inputs) -> Observation:
         if not matched:
             problem = "no interface in the job's network namespace matches" if where.startswith("the job") \
                 else "no interface on this node matches"
+    if matched and problem is None and where.startswith("the job"):
+        problem = _unaddressed(matched, job.value, _vars(inputs).get("NCCL_SOCKET_FAMILY", ""))
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
         problem = "only loopback or virtual interfaces, which peers cannot reach"
@@ -172,6 +175,23 @@ def socket_ifname(inputs: Inputs) -> Observation:
         return Observation("", None, MISSING, reason=f"NCCL_SOCKET_IFNAME={spec} is set but this node's interfaces "
                                                      f"were not read ({ifaces.reason or 'net.all_ifaces missing'})")
     return Observation("", {"value": spec, "matched": matched, "problem": problem}, OK, reason=f"interfaces of {where}")
+
+
+def _unaddressed(matched: list[str], job: dict, family: str) -> str | None:
+    """A problem when no matched interface of the job's netns has an address NCCL takes: it lists
+    only interfaces with an AF_INET or AF_INET6 address, of NCCL_SOCKET_FAMILY's family when set
+    (src/misc/socket.cc ncclFindInterfaces). None when an address file was not read, or a local
+    IPv4 address no connected route places (job_view._addresses) may be on a matched interface."""
+    v6, v4, stray = job.get("ipv6"), job.get("ipv4_routed"), job.get("stray_ipv4")
+    want = {"AF_INET": ("v4",), "AF_INET6": ("v6",)}.get(family.strip().upper(), ("v4", "v6"))
+    if ("v6" in want and v6 is None) or ("v4" in want and (v4 is None or stray != [])):
+        return None
+    having = (set(v6 or []) if "v6" in want else set()) | (set(v4 or []) if "v4" in want else set())
+    if any(name in having for name in matched):
+        return None
+    kinds = " or ".join({"v4": "IPv4", "v6": "IPv6"}[k] for k in want)
+    return (f"{', '.join(matched)} {'has' if len(matched) == 1 else 'have'} no {kinds} address in the job's network "
+            "namespace: NCCL lists only interfaces with one")
 
 
 def nccl_tuning(inputs: Inputs) -> Observation:

@@ -117,11 +117,22 @@ def job_memlock(inputs: Inputs) -> Observation:
     obs = inputs["job.limits"]
     if obs.status != OK:
         return Observation("", None, MISSING, reason=f"the job's memlock limit was not read ({obs.reason or obs.status})")
-    soft, cap = obs.value.get("memlock_soft"), obs.value.get("cap_ipc_lock")
+    soft, held, user_ns = obs.value.get("memlock_soft"), obs.value.get("cap_ipc_lock"), obs.value.get("user_ns")
     shown = "unread" if soft is None else _size(soft)
-    value = {"memlock": shown, "cap_ipc_lock": cap, "pid": obs.value.get("pid")}
-    lock = "CAP_IPC_LOCK" if cap else ("no CAP_IPC_LOCK" if cap is False else "CAP_IPC_LOCK unread")
-    reason = f"the job's memlock limit {shown}, {lock} (/proc/{value['pid']}/limits, status)"
+    # ib_umem_get (drivers/infiniband/core/umem.c) and mlock (mm/mlock.c can_do_mlock, do_mlock)
+    # pin beyond RLIMIT_MEMLOCK only when capable(CAP_IPC_LOCK), which asks the initial
+    # user namespace (kernel/capability.c): CapEff in a child user namespace does not lift the limit.
+    cap = held if not held else {"initial": True, "child": False}.get(user_ns)
+    value = {"memlock": shown, "cap_ipc_lock": held, "user_ns": user_ns, "pid": obs.value.get("pid")}
+    if cap:
+        lock = "CAP_IPC_LOCK"
+    elif held and user_ns == "child":
+        lock = "CAP_IPC_LOCK only in a child user namespace (uid_map), which does not lift the limit"
+    elif held:
+        lock = "CAP_IPC_LOCK, its user namespace unread (uid_map)"
+    else:
+        lock = "no CAP_IPC_LOCK" if held is False else "CAP_IPC_LOCK unread"
+    reason = f"the job's memlock limit {shown}, {lock} (/proc/{value['pid']}/limits, status, uid_map)"
     if cap or soft == "unlimited":
         problem = False
     elif cap is None or soft is None:

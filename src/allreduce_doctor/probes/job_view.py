@@ -36,7 +36,65 @@ def job_net_ifaces(host: Host) -> Observation:
         return Observation("", None, MISSING, f"{proc}/net/dev", f"the job's /proc/{job.pid}/net/dev: {res.reason}")
     # Two header lines, then "  eth0: <16 counters>" (net/core/net-procfs.c dev_seq_show)
     names = [line.split(":", 1)[0].strip() for line in (res.text or "").splitlines()[2:] if ":" in line]
-    return Observation("", {"pid": job.pid, "names": names}, OK, f"{proc}/net/dev")
+    value = {"pid": job.pid, "names": names, **_addresses(host, proc)}
+    return Observation("", value, OK, f"{proc}/net/dev, {proc}/net/if_inet6, {proc}/net/route, {proc}/net/fib_trie")
+
+
+IPV6_LOOPBACK = "0" * 31 + "1"
+RTF_GATEWAY = 0x0002  # include/uapi/linux/route.h
+
+
+def _addresses(host: Host, proc: str) -> dict:
+    """Which interfaces of the job's netns have an address NCCL can take (each None when its file
+    is unread). NCCL lists only interfaces with an AF_INET or AF_INET6 address, IPv6 loopback
+    left out (src/misc/socket.cc ncclFindInterfaces). IPv6: /proc/PID/net/if_inet6, one address a
+    line ending with the device (net/ipv6/addrconf.c if6_seq_show). IPv4 has no per-interface
+    file: an interface with a route in /proc/PID/net/route (net/ipv4/fib_trie.c
+    fib_route_seq_show: Iface, Destination, Gateway, Flags, ..., Mask, in host byte order) has
+    one; `stray_ipv4` are the local addresses of /proc/PID/net/fib_trie ("/32 host LOCAL",
+    fib_trie_seq_show) that no connected route covers, which may belong to any interface."""
+    out: dict = {"ipv6": None, "ipv4_routed": None, "stray_ipv4": None}
+    inet6 = host.read(f"{proc}/net/if_inet6")
+    if inet6.ok:
+        out["ipv6"] = sorted({f[5] for f in (line.split() for line in (inet6.text or "").splitlines())
+                              if len(f) == 6 and f[0] != IPV6_LOOPBACK})
+    route, trie = host.read(f"{proc}/net/route"), host.read(f"{proc}/net/fib_trie")
+    connected: list[tuple[int, int]] = []
+    if route.ok:
+        routed = set()
+        for line in (route.text or "").splitlines()[1:]:
+            f = line.split()
+            try:
+                dest, flags, mask = int(f[1], 16), int(f[3], 16), int(f[7], 16)
+            except (IndexError, ValueError):
+                continue
+            routed.add(f[0])
+            if not flags & RTF_GATEWAY and mask:
+                connected.append((dest, mask))
+        out["ipv4_routed"] = sorted(routed)
+    if route.ok and trie.ok:
+        out["stray_ipv4"] = sorted(a for a in _local_ipv4(trie.text or "")
+                                   if not a.startswith("127.") and not any(_host_order(a) & m == d for d, m in connected))
+    return out
+
+
+def _local_ipv4(text: str) -> set[str]:
+    """The addresses fib_trie lists as "/32 host LOCAL" (each under its "|-- A.B.C.D" line)."""
+    found, last = set(), None
+    for line in text.splitlines():
+        item = line.strip()
+        if item.startswith("|-- "):
+            last = item[4:].strip()
+        elif item.startswith("/32 host LOCAL") and last:
+            found.add(last)
+    return found
+
+
+def _host_order(address: str) -> int:
+    """A dotted IPv4 address as /proc/net/route prints a __be32 (%08X of its value on a
+    little-endian host: x86_64 and aarch64 Linux)."""
+    parts = [int(p) for p in address.split(".")]
+    return parts[0] | parts[1] << 8 | parts[2] << 16 | parts[3] << 24
 
 
 def job_uverbs(host: Host) -> Observation:
@@ -62,7 +120,8 @@ def job_limits(host: Host) -> Observation:
     """The job's RLIMIT_MEMLOCK (/proc/PID/limits, "Max locked memory", fs/proc/base.c
     proc_pid_limits) and whether CAP_IPC_LOCK is in its effective set (/proc/PID/status CapEff,
     proc(5)): ibv_reg_mr pins beyond the limit only with CAP_IPC_LOCK (kernel
-    drivers/infiniband/core/umem.c ib_umem_get)."""
+    drivers/infiniband/core/umem.c ib_umem_get), and only in the initial user namespace
+    (/proc/PID/uid_map: user_ns_of)."""
     job, proc = _find(host)
     if job is None:
         return Observation("", None, MISSING, "/proc/PID/limits", NO_JOB)
@@ -81,8 +140,26 @@ def job_limits(host: Host) -> Observation:
     if soft is None and cap is None:
         why = limits.reason if not limits.ok else "no Max locked memory line"
         return Observation("", None, MISSING, f"{proc}/limits", f"the job's /proc/{job.pid}/limits: {why}")
-    value = {"pid": job.pid, "memlock_soft": soft, "memlock_hard": hard, "cap_ipc_lock": cap}
-    return Observation("", value, OK, f"{proc}/limits, {proc}/status")
+    uid_map = host.read(f"{proc}/uid_map")
+    value = {"pid": job.pid, "memlock_soft": soft, "memlock_hard": hard, "cap_ipc_lock": cap,
+             "user_ns": user_ns_of(uid_map.text or "") if uid_map.ok else None}
+    return Observation("", value, OK, f"{proc}/limits, {proc}/status, {proc}/uid_map")
+
+
+# The initial user namespace maps every uid onto itself: one line "0 0 4294967295"
+# (user_namespaces(7), "The initial user namespace"; kernel/user.c init_user_ns uid_map).
+INITIAL_UID_MAP = ["0", "0", "4294967295"]
+
+
+def user_ns_of(uid_map: str) -> str | None:
+    """'initial' when /proc/PID/uid_map is the initial user namespace's identity map, 'child' for
+    any other map (a rootless or userns-remapped container), None when the text is not a uid_map.
+    A capability held in a child user namespace does not count where the kernel asks capable()
+    (kernel/capability.c: capable(cap) is ns_capable(&init_user_ns, cap))."""
+    rows = [line.split() for line in uid_map.splitlines() if line.strip()]
+    if not rows or any(len(r) != 3 or not all(f.isdigit() for f in r) for r in rows):
+        return None
+    return "initial" if rows == [INITIAL_UID_MAP] else "child"
 
 
 def _driver_names(text: str) -> list[str]:

@@ -5,7 +5,8 @@ cached set). build_set() resolves every `next` target (a node of the same
 runbook, OTHER_RUNBOOK for its entry, or OTHER_RUNBOOK.node), builds the graph and checks:
 unique runbook ids, every target exists, no cycles (the cycle is named), every node reachable
 from the root runbook's entry, every check/question has all its outcomes, every dead end is a
-known cause. Errors are located RunbookErrors like the loader's.
+known cause; a runbook's `rejoin:` names a stretch of another runbook that ends where it says
+(_check_rejoin). Errors are located RunbookErrors like the loader's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 import networkx as nx
 
 from ..errors import RunbookError
+from ..status import HEALTHY
 from ..suggest import closest, hint
 from .model import CauseLeaf, Check, HealthyLeaf, Question, Runbook, RunbookSet, build_graph
 from .render import to_dot, to_mermaid
@@ -87,6 +89,47 @@ def check_graph(rs: RunbookSet) -> None:
     for key in graph.nodes:
         if key not in reachable:
             raise rs.node(key).loc.error(f"node '{key}' is not reachable from the root entry '{rs.entry}'")
+    for rb in rs.runbooks.values():
+        _check_rejoin(rs, rb)
+
+
+def _check_rejoin(rs: RunbookSet, rb: Runbook) -> None:
+    """`rejoin: {at, until}`: two nodes of one other runbook; every way from `at` stays in that
+    runbook and reaches `until` or a cause, never a healthy end of its own (the walk ends at this
+    runbook's); `at` does not lead into this runbook (the walk would come round again); and this
+    runbook has a healthy end to rejoin from."""
+    rejoin = rb.rejoin
+    if rejoin is None:
+        return
+    qualified = [n.key for n in rs.nodes() if n.runbook != rb.id]
+    for name in (rejoin.at, rejoin.until):
+        if name not in qualified:
+            raise rejoin.loc.error(f"rejoin names '{name}', which is no node of another runbook", closest(name, qualified))
+    other = rejoin.at.partition(".")[0]
+    if rejoin.until.partition(".")[0] != other:
+        raise rejoin.loc.error(f"rejoin 'at' and 'until' must be nodes of one runbook, got '{rejoin.at}' and '{rejoin.until}'")
+    if not isinstance(rs.node(rejoin.at), (Check, Question)):
+        raise rejoin.loc.error(f"rejoin 'at' must be a check or a question, and '{rejoin.at}' is a leaf")
+    if not any(isinstance(n, HealthyLeaf) and n.verdict == HEALTHY for n in rb.nodes.values()):
+        raise rejoin.loc.error(f"runbook '{rb.id}' has no healthy end to rejoin from")
+    graph = rs.graph
+    if f"{rb.id}.{rb.entry}" in nx.descendants(graph, rejoin.at):
+        raise rejoin.loc.error(f"rejoin 'at' '{rejoin.at}' leads back into runbook '{rb.id}': the walk would come round again")
+    seen, todo, reached = {rejoin.at}, [rejoin.at], False
+    while todo:
+        key = todo.pop()
+        node = rs.node(key)
+        if node.runbook != other or isinstance(node, HealthyLeaf):
+            raise rejoin.loc.error(f"from rejoin 'at' '{rejoin.at}' the walk can reach '{key}' without passing "
+                                   f"'{rejoin.until}': every way must stay in '{other}' and end there or at a cause")
+        for target in graph.successors(key):
+            if target == rejoin.until:
+                reached = True
+            elif target not in seen:
+                seen.add(target)
+                todo.append(target)
+    if not reached:
+        raise rejoin.loc.error(f"rejoin 'until' '{rejoin.until}' cannot be reached from '{rejoin.at}'")
 
 
 def _check_outcomes(node) -> None:

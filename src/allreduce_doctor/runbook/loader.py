@@ -25,10 +25,11 @@ from .fields import one_of as _one_of
 from .fields import require as _require
 from .fields import text as _text
 from .fields import text_list as _text_list
-from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Runbook, RunbookSet
+from .model import CauseLeaf, Check, HealthyLeaf, Location, Node, Outcome, Question, Rejoin, Runbook, RunbookSet
 
 TOP_REQUIRED = ("runbook", "title", "entry", "nodes")
-TOP_OPTIONAL = ("description", "detour")
+TOP_OPTIONAL = ("description", "detour", "rejoin")
+REJOIN_KEYS = ("at", "until")
 KIND_KEYS = ("check", "ask", "cause", "healthy")
 NODE_SCHEMA: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {  # kind key -> (required, optional)
     "check": (("title", "why", "check", "yes", "no", "unknown"), ("expected",)),
@@ -107,6 +108,7 @@ class _Reader:
             entry_loc=top.entries["entry"][1].loc,
             description=_text(top, "description") if "description" in top.entries else "",
             detour="detour" in top.entries and _one_of(top, "detour", ("true", "false")) == "true",
+            rejoin=_rejoin(top) if "rejoin" in top.entries else None,
         )
 
     def node(self, rb_id: str, node_id: str, where: Location, value: YNode) -> Node:
@@ -201,6 +203,18 @@ def _own_text(ymap: YMap, healthy: str, key: str):
         raise ymap.entries[key][0].loc.error(
             f"repeats the catalogue's {key} of '{healthy}' (runbooks/{causes.CATALOGUE_FILE}); remove '{key}' here")
     return own
+
+
+def _rejoin(top: YMap) -> Rejoin:
+    """`rejoin: {at: RUNBOOK.NODE, until: RUNBOOK.NODE}`; the targets are checked across files (graph.py)."""
+    rmap = _mapping(top.entries["rejoin"][1])
+    _known_keys(rmap, REJOIN_KEYS)
+    _require(rmap, REJOIN_KEYS)
+    for key in REJOIN_KEYS:
+        value = _text(rmap, key)
+        if value.count(".") != 1 or not all(_ID.match(part) for part in value.split(".")):
+            raise rmap.entries[key][1].loc.error(f"rejoin '{key}' must name a node of another runbook as RUNBOOK.NODE, got '{value}'")
+    return Rejoin(_text(rmap, "at"), _text(rmap, "until"), top.entries["rejoin"][0].loc)
 
 
 def _outcome(ymap: YMap, label: str) -> Outcome:

@@ -125,6 +125,18 @@ Node = Check | Question | CauseLeaf | HealthyLeaf
 
 
 @dataclass
+class Rejoin:
+    """A runbook-level `rejoin:`: after the runbook's own checks reach its healthy end, the walk
+    runs another runbook's steps from `at` until it reaches `until` (not run), then ends at that
+    healthy leaf. A detour that branches off the trunk early (the net-plugin branch) so still runs
+    the trunk's fabric-independent checks (PCIe, Xid, ACS, IOMMU) without its fabric branch."""
+
+    at: str  # "runbook.node", resolved and checked by graph.build_set
+    until: str
+    loc: Location  # of the `rejoin:` key
+
+
+@dataclass
 class Runbook:
     """One decision tree (a runbooks/*.yaml file): its nodes and the one it starts at."""
 
@@ -139,6 +151,7 @@ class Runbook:
     # A branch only some nodes take (the net-plugin branch, reached from "no RDMA ports"): its healthy
     # end counts for a walk that entered it, so the steps before it are not shown passed on other nodes.
     detour: bool = False
+    rejoin: Rejoin | None = None
 
     @property
     def facts(self) -> set[str]:

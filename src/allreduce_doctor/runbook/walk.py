@@ -2,7 +2,8 @@
 
 From the root runbook's entry, each check is evaluated (three-valued) and each question is
 answered from `answers` (unknown when absent or not a listed choice); the outcome's `next`
-leads on until a leaf. Then the SWEEP: every other check of the runbooks the path entered
+leads on until a leaf; a healthy end of a runbook that declares `rejoin:` first runs the stretch
+of another runbook it names (Runbook.rejoin), then ends at that leaf. Then the SWEEP: every other check of the runbooks the path entered
 whose yes/no outcome leads straight to a cause leaf is evaluated; each that lands on one is a
 secondary finding (one per cause id, never the primary's). Unknown outcomes of swept checks
 are not findings: missing evidence proves nothing.
@@ -59,10 +60,18 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
+    held: tuple[HealthyLeaf, str] | None = None  # a rejoining runbook's healthy end, and where it resumes
     for _ in range(len(rs.nodes()) + 1):  # a path visits each node once at most
         node = rs.node(key)
+        if held is not None and key == held[1]:
+            node = held[0]  # the rejoined stretch passed: the walk ends where the detour did
+            break
         if node.runbook not in entered:
             entered.append(node.runbook)
+        rejoin = rs.runbooks[node.runbook].rejoin
+        if isinstance(node, HealthyLeaf) and node.verdict == HEALTHY and rejoin is not None and held is None:
+            held, key = (node, rejoin.until), rejoin.at  # Runbook.rejoin: run that stretch too
+            continue
         if isinstance(node, (CauseLeaf, HealthyLeaf)):
             break
         decision = decide(node, facts, answers, safe)
