@@ -59,6 +59,9 @@ def _evidence_used(used: dict | None) -> list[str]:
         unplaced = (f.get("unplaced") or {}).get("count", 0)
         if unplaced:
             out.append(f"    {unplaced} lines not placed, e.g. {short((f['unplaced'].get('examples') or [''])[0], 80)}")
+    for t in used.get("tool_outputs") or []:  # a tool's output the parser refused: said, never silently dropped
+        if t.get("error"):
+            out.append(f"  not read: {t['tool']} at {t['lines']}: {t['error']}")
     return out
 
 
