@@ -91,7 +91,7 @@ def render_text(d: dict) -> str:
             out.append(f"         -> {step.get('means', '')}")
             # n.a.: nothing to judge (no such hardware, no such line), so no value to show
             if badge != STEP_NA and step.get("value") not in (None, "", [], {}):
-                out.append(f"         value: {short(step['value'])}")
+                out.append(f"         value: {short(step['value'], decides=step.get('decides'))}")
     rows = [r for r in d.get("evidence", []) if r.get("node") in deciding]
     witnesses = {f.get("node"): f.get("value") for f in d.get("findings", [])}
     if rows:

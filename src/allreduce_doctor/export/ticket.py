@@ -85,7 +85,7 @@ class Ticket:
         data["raw"] = [{"fact": r.fact, "nodes": r.nodes, "priority": r.priority, "value": r.value} for r in self.raw]
         for step in data["path"]:
             step["raw"] = index.get(_key(step["value"]))
-            step["value"] = short(step["value"])
+            step["value"] = short(step["value"], decides=step.get("decides"))
         witnesses = self.witnesses()
         for row in data["evidence"]:
             row["raw"] = index.get(_key(row["observed"]))
@@ -214,7 +214,7 @@ def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
             step = steps.get(node) or {}
             out.append(f"Check failed: {one_line(step.get('title') or node)}: {one_line(step.get('means'))}.")
             if step.get("value") not in (None, "", [], {}):
-                out.append(f"Deciding value: {short(step['value'])}")
+                out.append(f"Deciding value: {short(step['value'], decides=step.get('decides'))}")
     elif d["verdict"] == "healthy":
         out.append(f"Every check on the path passed: {one_line((d.get('healthy') or {}).get('title', 'nothing found'))}.")
     elif d["verdict"] == NOT_APPLICABLE:
@@ -298,7 +298,7 @@ def build_ticket(diagnosis: dict) -> Ticket:
                     "confidence": confidence, "confidence_reason": why},
         path=[{"node": str(s.get("node")), "title": one_line(s.get("title") or s.get("node")), "kind": s.get("kind", "check"),
                "outcome": one_line(s.get("outcome")), "means": one_line(s.get("means")), "value": s.get("value"),
-               "mark": _mark(s, deciding)} for s in d.get("path") or []],
+               "mark": _mark(s, deciding), "decides": [str(k) for k in s.get("decides") or []]} for s in d.get("path") or []],
         evidence=[{k: (row.get(k) if k == "observed" else one_line(row.get(k)))
                    for k in ("node", "fact", "observed", "expected", "source", "status", "reason")}
                   for row in d.get("evidence") or []],

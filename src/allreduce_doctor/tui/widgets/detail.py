@@ -59,7 +59,7 @@ def node_markup(v: NodeView) -> str:
     elif v.expected:
         out += [_section("Expected"), esc(v.expected)]
     if v.value not in (None, "", [], {}):
-        out += [_section("Deciding value"), esc(short(v.value, 400))]
+        out += [_section("Deciding value"), esc(short(v.value, 400, decides=v.decides))]
     if v.kind in ("check", "question") and v.status != NOT_REACHED or v.evidence:
         out.append("\n[$text-muted]r: raw value of the facts read here[/]")
     if v.branches:
