@@ -158,6 +158,8 @@ def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
         ranked = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
         why = rc.get("confidence_reason") or "; ".join(ranked.get("supporting") or []) or "ranked from the pasted evidence"
         return one_line(rc["confidence"], 40), one_line(why)
+    if d.get("verdict") == NOT_APPLICABLE:  # nothing was judged: no check passed, none failed
+        return "n/a", "nothing was judged: no check applies to a node without NVIDIA GPUs and RDMA devices"
     checks = [s for s in d.get("path") or [] if s.get("kind", "check") == "check"]
     blind = [str(s.get("node")) for s in checks if s.get("outcome") == "unknown"]
     if d.get("verdict") == "inconclusive":
