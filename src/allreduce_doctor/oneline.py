@@ -25,15 +25,21 @@ def _label(item: dict) -> str:
     return str(next((item[k] for k in ("name", "netdev", "device", "file") if item.get(k)), "?"))
 
 
-def _fields(item: dict) -> str:
-    """The record's deciding attributes as key=value, nulls and nested detail left out."""
-    order = {k: i for i, k in enumerate(DECIDING_FIRST)}
+def _fields(item: dict, decides: tuple[str, ...] = (), only: bool = False) -> str:
+    """The record's attributes as key=value, nulls and nested detail left out: first the ones the check
+    reads (`decides`, kept even when null: a null decides too), then DECIDING_FIRST, then the rest
+    (only: the check's own attributes alone)."""
+    order = {k: i for i, k in enumerate((*decides, *(k for k in DECIDING_FIRST if k not in decides)))}
     parts = []
     for key in sorted(item, key=lambda k: order.get(k, len(order))):
         value = item[key]
         if isinstance(value, dict) and isinstance(value.get("name"), str):
             value = value["name"]  # a state {code, name}: its name
-        if key in IDENTITY_KEYS or key == "name" or key.startswith("_") or value is None or isinstance(value, (dict, list)):
+        if key in decides and not isinstance(value, (dict, list)):
+            parts.append(f"{key}={json.dumps(value, default=str)}")
+            continue
+        if only or key in IDENTITY_KEYS or key == "name" or key.startswith("_") or value is None \
+                or isinstance(value, (dict, list)):
             continue
         parts.append(f"{key}={json.dumps(value, default=str)}")
     return " ".join(parts)
@@ -49,7 +55,7 @@ def _records(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(i, dict) for i in value)
 
 
-def _compact(value, collection: bool = False):
+def _compact(value, collection: bool = False, decides: tuple[str, ...] = (), only: bool = False):
     """Witness records become 'name: key=value ...'; whole collections become their names."""
     if isinstance(value, dict) and len(value) == 1:
         (key, inner), = value.items()
@@ -60,20 +66,32 @@ def _compact(value, collection: bool = False):
     if isinstance(value, list) and value and all(isinstance(i, dict) for i in value):
         parts = []
         for item in value[:4]:
-            parts.append(f"{_label(item)}: {_fields(item)}")
+            parts.append(f"{_label(item)}: {_fields(item, decides, only)}")
         more = f" (+{len(value) - 4} more)" if len(value) > 4 else ""
         return "; ".join(parts) + more
     return value
 
 
-def short(value, limit: int = MAX_VALUE, collection: bool = False) -> str:
-    """A one-line rendering of a deciding value (collection: the value is a whole fact)."""
+def short(value, limit: int = MAX_VALUE, collection: bool = False, decides=()) -> str:
+    """A one-line rendering of a deciding value (collection: the value is a whole fact). `decides`: the
+    record attributes the check reads (Step.decides); they come first and are never cut: a line too long
+    keeps them whole and cuts only the rest."""
     if value is None:
         return "-"
-    value = _compact(value, collection)
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    decides = tuple(decides or ())
+    text = _one(_compact(value, collection, decides))
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 3] + "..."
+    if decides and _records(value) and not collection:
+        deciding = [f for item in value[:4] if (f := _fields(item, decides, only=True))]
+        if deciding and not all(f in cut for f in deciding):
+            return _one(_compact(value, collection, decides, only=True)) + " ..."
+    return cut
+
+
+def _one(value) -> str:
+    return " ".join((value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)).split())
 
 
 def observed_text(row: dict, witnesses: dict, limit: int = MAX_VALUE) -> str:

@@ -59,6 +59,9 @@ def _evidence_used(used: dict | None) -> list[str]:
         unplaced = (f.get("unplaced") or {}).get("count", 0)
         if unplaced:
             out.append(f"    {unplaced} lines not placed, e.g. {short((f['unplaced'].get('examples') or [''])[0], 80)}")
+    for t in used.get("tool_outputs") or []:  # a tool's output the parser refused: said, never silently dropped
+        if t.get("error"):
+            out.append(f"  not read: {t['tool']} at {t['lines']}: {t['error']}")
     return out
 
 
@@ -88,7 +91,7 @@ def render_text(d: dict) -> str:
             out.append(f"         -> {step.get('means', '')}")
             # n.a.: nothing to judge (no such hardware, no such line), so no value to show
             if badge != STEP_NA and step.get("value") not in (None, "", [], {}):
-                out.append(f"         value: {short(step['value'])}")
+                out.append(f"         value: {short(step['value'], decides=step.get('decides'))}")
     rows = [r for r in d.get("evidence", []) if r.get("node") in deciding]
     witnesses = {f.get("node"): f.get("value") for f in d.get("findings", [])}
     if rows:

@@ -8,6 +8,7 @@ build Sessions here, from a Doctor and Options, never from a command line.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -59,10 +60,14 @@ def _site_setting(name: str, value: str) -> None:
 
 
 def _measured_busbw(name: str, value: str) -> None:
+    """A measured busbw is a positive, finite number of GB/s (nccl-tests prints no negative or infinite
+    bandwidth: busbw = algbw x factor, algbw = bytes / time)."""
     try:
-        float(value.split()[0])
+        number = float(value.split()[0])
     except (ValueError, IndexError):
-        raise DoctorError(f"--answer {name}={value}: expected a bus bandwidth in GB/s, e.g. {name}=350") from None
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise DoctorError(f"--answer {name}={value}: expected a bus bandwidth in GB/s, more than 0, e.g. {name}=350")
 
 
 def _hardware(name: str, value: str) -> None:

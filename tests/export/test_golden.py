@@ -67,7 +67,7 @@ def _adf_text(node: dict):
 
 def _path_row(step: dict) -> list[str]:
     """The decision-path table row of a deciding step: mark, check, outcome, meaning, value."""
-    value = short(step["value"], CELL) if step["value"] not in (None, "", [], {}) else "-"
+    value = short(step["value"], CELL, decides=step.get("decides")) if step["value"] not in (None, "", [], {}) else "-"
     return ["FAIL", step["title"], step["outcome"], step["means"] or "-", value]
 
 

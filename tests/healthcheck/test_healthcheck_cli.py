@@ -69,7 +69,7 @@ def test_a_live_run_here_stays_within_its_budget():
     proc = doctor("healthcheck", "--budget", str(budget), "--format", "json")
     wall = time.monotonic() - start
     data = json.loads(proc.stdout)
-    assert proc.returncode in (0, 1, 3), proc.stderr
+    assert proc.returncode in (0, 1, 3, 4), proc.stderr
     assert data["run"]["duration_seconds"] < budget
     assert wall < budget + 1.0  # + the interpreter's start, before the budget's clock starts
 

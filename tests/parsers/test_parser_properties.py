@@ -62,6 +62,10 @@ FIXTURE_PARSERS = {
     "ethtool-S-node_exporter-error.txt": None,
     "sysfs-counter-no-pma.txt": None,
     "sysfs-class-net-with-bonding_masters.txt": None,
+    # another tool's output a parser refuses (test_wrong_tool_outputs.py)
+    "nvidia-smi-nvlink-e-h100-error-counters.txt": None,
+    "perfquery-x-two-ports.txt": None,
+    "nccom-test-all_reduce-trn1-slurm.txt": None,
 }
 
 # Parsers that read markers and tokens, not columns or indentation: a web copy that collapsed

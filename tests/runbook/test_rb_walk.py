@@ -207,7 +207,7 @@ def test_diagnosis_round_trips_through_json(example_set):
         "verdict", "root_cause", "healthy", "findings", "path", "evidence", "remediation", "verification",
         "inconclusive", "unanswered", "runbooks", "context",
     }
-    assert set(data["path"][0]) == {"node", "kind", "title", "outcome", "means", "value", "facts", "badge"}
+    assert set(data["path"][0]) == {"node", "kind", "title", "outcome", "means", "value", "facts", "badge", "decides"}
     assert set(data["findings"][0]) == {"cause", "title", "severity", "owner", "node", "value",
                                         "confidence", "supporting", "contradicting", "next_step"}
     assert set(data["evidence"][0]) == {"node", "fact", "observed", "expected", "source", "status", "reason"}

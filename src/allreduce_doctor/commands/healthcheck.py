@@ -9,8 +9,9 @@ import argparse
 
 FORMATS = ("nhc", "prometheus", "npd", "json")
 EPILOG = """\
-exit codes: 0 nothing found, 1 fault found (or unknown under --strict), 2 bad input,
-3 inconclusive. With --format npd: 0 OK, 1 NonOK, 2 Unknown (node-problem-detector).
+exit codes: 0 nothing found, 1 fault found (or 3 and 4 under --strict), 2 bad input,
+3 inconclusive, 4 nothing to diagnose (no GPUs and no RDMA devices), 70 internal error.
+With --format npd: 0 OK, 1 NonOK, 2 Unknown (inconclusive or nothing to diagnose; node-problem-detector).
 
 examples:
   allreduce-doctor healthcheck                          # settings only, within 10 s

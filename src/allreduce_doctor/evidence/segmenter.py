@@ -322,7 +322,9 @@ class Scanner:
                  "iface": self._iface, "host": self._host, "value": None, "error": None, "lines": None}
         if block.tool.name == "nvidia_smi_nvlink":  # nvlink -s, or only the GPU list of nvidia-smi -L
             entry["links_listed"] = any(line.lstrip().startswith(("Link", "NVML:")) for line in block.lines)
-        if block.tool.parser is not None:
+        if block.tool.refuse is not None:
+            entry["error"] = block.tool.refuse
+        elif block.tool.parser is not None:
             try:
                 entry["value"] = parse(block.tool.parser, block.text())
             except ParseError as err:

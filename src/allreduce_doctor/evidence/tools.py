@@ -21,10 +21,11 @@ class Tool:
     parser: str | None  # a parser of allreduce_doctor.parsers, or None for fragments
     start: re.Pattern
     more: re.Pattern  # a line that continues the block (start lines continue it too)
+    refuse: str | None = None  # another tool's output that looks like one read here: why it is not read
 
 
-def _t(name: str, parser: str | None, start: str, more: str, flags: int = 0) -> Tool:
-    return Tool(name, parser, re.compile(start, flags), re.compile(more, flags))
+def _t(name: str, parser: str | None, start: str, more: str, flags: int = 0, refuse: str | None = None) -> Tool:
+    return Tool(name, parser, re.compile(start, flags), re.compile(more, flags), refuse)
 
 
 _IBSTAT_KEYS = (r"CA type|Number of ports|Firmware version|Hardware version|Node GUID|System image GUID|Port \d+"
@@ -113,6 +114,15 @@ TOOLS: tuple[Tool, ...] = (
     _t("lsmod", "lsmod", rf"^\s*Module\s+Size\s+Used by\s*$|^(?:{_MODULES})\s+\d+\s+(?:\d+|-)\b", _LSMOD_ROW),
     # NCCL_TOPO_DUMP_FILE (NVIDIA/nccl src/graph/xml.cc: one tag a line).
     _t("nccl_topo_xml", "nccl_topo_xml", r"^\s*<system\s+version=", r"^\s*</?(?:system|cpu|pci|gpu|nic|net|nvlink|c2c)\b"),
+    # AWS Neuron nccom-test (aws-neuronx-tools; its README in aws-samples/awsome-distributed-training
+    # micro-benchmarks/nccom-tests): a `size(B) count(elems) type time...(us) algbw(GB/s) busbw(GB/s)` table with
+    # no `#`, closed by `Avg bus bandwidth: 0.2346GB/s` with a unit. nccl-tests prints `# Avg bus bandwidth    : %g`
+    # with no unit (NVIDIA/nccl-tests src/common.cu). Neuron collectives are not NCCL: the table is named, not read.
+    _t("nccom_test", None, r"^\s*size\(B\)\s+count\(elems\)\s|^\s*Avg bus bandwidth\s*:\s*[0-9.]+\s*GB/s\s*$",
+       r"^\s*\d+(?:\s+\d+)*\s+(?:u?int(?:8|16|32|64)|fp(?:8|16|32)|bf16)(?:\s+[0-9.]+)+\s*$"
+       r"|^\s*Avg bus bandwidth\s*:\s*[0-9.]+\s*GB/s\s*$",
+       refuse="expected nccl-tests output, got AWS Neuron nccom-test (size(B)/count(elems) table, Avg bus bandwidth "
+              "in GB/s): Neuron collectives are not NCCL, so this run is not judged; paste all_reduce_perf output"),
     # CUDA samples p2pBandwidthLatencyTest: peer access, then bandwidth and latency matrices per GPU pair.
     _t("cuda_p2p", None, r"^\s*Device=\d+\s+CAN(?:NOT)?\s+Access Peer Device=\d+|^\s*P2P Connectivity Matrix"
        rf"|^\s*Device:\s*\d+,.*pciBusID|{_P2P_MATRIX}",

@@ -44,8 +44,8 @@ def escape_each(text: str, rule: Callable[[str, str, str], str]) -> str:
     return "".join(rule(padded[i], padded[i - 1], padded[i + 1]) for i in range(1, len(padded) - 1))
 
 
-def _value(value, collection: bool = False) -> list:
-    return [T(short(value, CELL, collection))] if value not in (None, "", [], {}) else [T("-")]
+def _value(value, collection: bool = False, decides=()) -> list:
+    return [T(short(value, CELL, collection, decides))] if value not in (None, "", [], {}) else [T("-")]
 
 
 def _head(ticket: Ticket) -> list:
@@ -102,7 +102,8 @@ def _diagnosis(ticket: Ticket, lean: bool = False, bare: bool = False) -> list:
                 ("table", ["#", "cause", "confidence", "for", "against", "next step"], rows)]
     steps = [s for s in ticket.path if not (bare and s["mark"] in PASSED)]
     rows = [[[T(s["mark"])], [T(s["title"])], [T(s["outcome"])]]
-            + ([[T("-")], [T("-")]] if lean and s["mark"] in PASSED else [[T(s["means"] or "-")], _value(s["value"])])
+            + ([[T("-")], [T("-")]] if lean and s["mark"] in PASSED
+               else [[T(s["means"] or "-")], _value(s["value"], decides=s.get("decides"))])
             for s in steps]
     out += [("heading", 2, [T("Decision path")]),
             ("table", ["result", "check", "outcome", "what it means", "deciding value"], rows)]

@@ -85,7 +85,7 @@ class Ticket:
         data["raw"] = [{"fact": r.fact, "nodes": r.nodes, "priority": r.priority, "value": r.value} for r in self.raw]
         for step in data["path"]:
             step["raw"] = index.get(_key(step["value"]))
-            step["value"] = short(step["value"])
+            step["value"] = short(step["value"], decides=step.get("decides"))
         witnesses = self.witnesses()
         for row in data["evidence"]:
             row["raw"] = index.get(_key(row["observed"]))
@@ -158,6 +158,8 @@ def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
         ranked = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
         why = rc.get("confidence_reason") or "; ".join(ranked.get("supporting") or []) or "ranked from the pasted evidence"
         return one_line(rc["confidence"], 40), one_line(why)
+    if d.get("verdict") == NOT_APPLICABLE:  # nothing was judged: no check passed, none failed
+        return "n/a", "nothing was judged: no check applies to a node without NVIDIA GPUs and RDMA devices"
     checks = [s for s in d.get("path") or [] if s.get("kind", "check") == "check"]
     blind = [str(s.get("node")) for s in checks if s.get("outcome") == "unknown"]
     if d.get("verdict") == "inconclusive":
@@ -214,7 +216,7 @@ def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
             step = steps.get(node) or {}
             out.append(f"Check failed: {one_line(step.get('title') or node)}: {one_line(step.get('means'))}.")
             if step.get("value") not in (None, "", [], {}):
-                out.append(f"Deciding value: {short(step['value'])}")
+                out.append(f"Deciding value: {short(step['value'], decides=step.get('decides'))}")
     elif d["verdict"] == "healthy":
         out.append(f"Every check on the path passed: {one_line((d.get('healthy') or {}).get('title', 'nothing found'))}.")
     elif d["verdict"] == NOT_APPLICABLE:
@@ -298,7 +300,7 @@ def build_ticket(diagnosis: dict) -> Ticket:
                     "confidence": confidence, "confidence_reason": why},
         path=[{"node": str(s.get("node")), "title": one_line(s.get("title") or s.get("node")), "kind": s.get("kind", "check"),
                "outcome": one_line(s.get("outcome")), "means": one_line(s.get("means")), "value": s.get("value"),
-               "mark": _mark(s, deciding)} for s in d.get("path") or []],
+               "mark": _mark(s, deciding), "decides": [str(k) for k in s.get("decides") or []]} for s in d.get("path") or []],
         evidence=[{k: (row.get(k) if k == "observed" else one_line(row.get(k)))
                    for k in ("node", "fact", "observed", "expected", "source", "status", "reason")}
                   for row in d.get("evidence") or []],

@@ -16,7 +16,7 @@ from allreduce_doctor.fleet.compare import Comparison, compare
 from allreduce_doctor.fleet.node_settings import METRICS
 from allreduce_doctor.runbook import causes
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
-from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
+from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 
 SEVERITY_ORDER = {"critical": 0, "major": 1, "minor": 2}
 MAX_LISTED = 8
@@ -85,7 +85,10 @@ class _Builder:
         self.nodes_of[cause] = list(dict.fromkeys([*self.nodes_of.get(cause, []), *nodes]))
 
     def step(self, node: str, title: str, outcome: str, means: str, value: Any = None) -> None:
-        self.d.path.append(Step(node, "check", title, outcome, means, value))
+        """A fleet check: "yes" is the problem seen (module docstring), so its badge is FAIL whether or
+        not its finding is the root cause; every renderer reads the badge (report.step_badge)."""
+        badge = {"yes": STEP_FAIL, "no": STEP_PASS}.get(outcome, STEP_UNKNOWN)
+        self.d.path.append(Step(node, "check", title, outcome, means, value, badge=badge))
 
     def evidence(self, step: str, fact: str, observed: Any, expected: str, source: str) -> None:
         self.d.evidence.append(EvidenceRow(step, fact, observed, expected, source, "ok"))

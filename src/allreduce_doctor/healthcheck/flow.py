@@ -10,7 +10,15 @@ from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck import slurm_drain
 from allreduce_doctor.healthcheck.check import probe_deadline, run_session, time_left
 from allreduce_doctor.scontrol import ScontrolError
-from allreduce_doctor.status import EXIT_FAULT, EXIT_HEALTHY, EXIT_INCONCLUSIVE, HEALTHY, NOT_APPLICABLE
+from allreduce_doctor.status import (
+    EXIT_FAULT,
+    EXIT_HEALTHY,
+    EXIT_INCONCLUSIVE,
+    EXIT_NOT_APPLICABLE,
+    HEALTHY,
+    INCONCLUSIVE,
+    NOT_APPLICABLE,
+)
 
 MAX_BUDGET = 3600.0  # seconds: a health check longer than an hour is a misconfiguration
 
@@ -28,10 +36,11 @@ def _validate(args) -> None:
 
 
 def exit_code(verdict: str, strict: bool) -> int:
-    if verdict == "fault" or (strict and verdict == "inconclusive"):
+    """diagnose's codes: 0 healthy, 1 fault, 3 inconclusive, 4 nothing to diagnose (no GPUs, no RDMA: not
+    healthy, so a container that lost its HCAs does not pass); --strict makes 3 and 4 a fault."""
+    if verdict == "fault" or (strict and verdict in (INCONCLUSIVE, NOT_APPLICABLE)):
         return EXIT_FAULT
-    # A node with nothing of NCCL's networking (no GPUs, no RDMA) fails no health check.
-    return EXIT_HEALTHY if verdict in (HEALTHY, NOT_APPLICABLE) else EXIT_INCONCLUSIVE
+    return EXIT_HEALTHY if verdict == HEALTHY else EXIT_NOT_APPLICABLE if verdict == NOT_APPLICABLE else EXIT_INCONCLUSIVE
 
 
 def _render(data: dict, fmt: str, strict: bool) -> str:
@@ -46,7 +55,7 @@ def _render(data: dict, fmt: str, strict: bool) -> str:
 
 def _drain_cause(data: dict) -> str:
     root = data.get("root_cause") or {}
-    return root.get("id") or "inconclusive (--strict)"
+    return root.get("id") or f"{data.get('verdict') or INCONCLUSIVE} (--strict)"
 
 
 def _node_name(args, host) -> str:

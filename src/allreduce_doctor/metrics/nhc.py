@@ -32,9 +32,18 @@ def unknown_lines(d: dict, strict: bool) -> list[str]:
             for i in d.get("inconclusive") or []]
 
 
+def not_applicable_detail(d: dict) -> str:
+    """Why nothing was judged (the not_applicable end's summary), on one line."""
+    summary = " ".join(str((d.get("healthy") or {}).get("summary") or "").split())
+    return summary or "neither NVIDIA GPUs nor RDMA devices were found on this node"
+
+
 def render_nhc(d: dict, strict: bool = False) -> str:
-    """Nothing at all when healthy (NHC prints nothing on success)."""
+    """Nothing at all when healthy (NHC prints nothing on success). A node with nothing to diagnose is
+    said (a container that lost its HCAs must not pass in silence): WARNING, ERROR under --strict."""
     lines = finding_lines(d)
     if d.get("verdict") == "inconclusive":
         lines += unknown_lines(d, strict)
+    elif d.get("verdict") == "not_applicable":
+        lines.append(f"{'ERROR' if strict else 'WARNING'}: {LEADER} not_applicable: {not_applicable_detail(d)}")
     return "".join(line + "\n" for line in lines)

@@ -7,15 +7,16 @@ pkg/custompluginmonitor/types/config.go), so the cause comes first.
 
 from __future__ import annotations
 
-from allreduce_doctor.metrics.nhc import finding_detail
+from allreduce_doctor.metrics.nhc import finding_detail, not_applicable_detail
 
 NPD_OK, NPD_NON_OK, NPD_UNKNOWN = 0, 1, 2
-NPD_EXIT = {"healthy": NPD_OK, "fault": NPD_NON_OK, "inconclusive": NPD_UNKNOWN}
+# not_applicable (no GPUs, no RDMA) is neither OK nor a fault: Unknown, NonOK under --strict.
+NPD_EXIT = {"healthy": NPD_OK, "fault": NPD_NON_OK, "inconclusive": NPD_UNKNOWN, "not_applicable": NPD_UNKNOWN}
 MAX_OUTPUT_LENGTH = 80
 
 
 def npd_exit(verdict: str | None, strict: bool = False) -> int:
-    if strict and verdict == "inconclusive":
+    if strict and verdict in ("inconclusive", "not_applicable"):
         return NPD_NON_OK
     return NPD_EXIT.get(verdict or "", NPD_UNKNOWN)
 
@@ -29,6 +30,8 @@ def render_npd(d: dict) -> str:
         message = f"{first.get('cause')}{more}: {finding_detail(first)}"
     elif verdict == "healthy":
         message = "nothing found on this node"
+    elif verdict == "not_applicable":
+        message = f"not_applicable: {not_applicable_detail(d)}"
     else:
         unknown = (d.get("inconclusive") or [{}])[0]
         message = f"inconclusive: {unknown.get('node', '?')}: {unknown.get('reason', '')}"

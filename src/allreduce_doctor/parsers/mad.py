@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parser
 from allreduce_doctor.parsers._util import fail, lines, require
 
 _FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*):\.*(.*)$")
 _UINT_RE = re.compile(r"[0-9]{1,20}", re.ASCII)
+_PORT_SELECT_RE = re.compile(r"^\s*PortSelect:\.*\s*(\S+)\s*$")
 _IBERROR_RE = re.compile(r"^\S+: iberror: (?:\[pid \d+\] \S+: )?failed: (.*)$")
 
 # PortCounters fields (libibmad/fields.c, IB_PC_*) by the name of the same counter under
@@ -66,7 +68,16 @@ def parse_mad_fields(text: str) -> dict:
 
 @parser("perfquery")
 def parse_perfquery(text: str) -> dict:
-    """perfquery LID PORT (PortCounters) or -x with the error counters: {sysfs counter name: int}."""
+    """perfquery LID PORT (PortCounters) or -x with the error counters: {sysfs counter name: int}.
+
+    One port only: `perfquery LID 1,2` (or a range) dumps one block a port, each with its own PortSelect
+    (perfquery(8) "multiple ports can be specified by either a comma separated list or a port range";
+    perfquery.c dump_perfcounters() once a port). Folded into one dict the last port's values would win,
+    so a dump of several ports is refused with the ports it names."""
+    ports = list(dict.fromkeys(m.group(1) for m in map(_PORT_SELECT_RE.match, lines(text)) if m))
+    if len(ports) > 1:
+        raise ParseError(f"expected the perfquery counters of one port, got {len(ports)} ports "
+                         f"(PortSelect {', '.join(ports)}): run `perfquery -x LID PORT` once a port")
     fields = mad_fields(text)
     counters = {name: fields[field] for field, name in PORT_COUNTERS.items()
                 if isinstance(fields.get(field), int)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parser
 from allreduce_doctor.parsers._util import NUM, fail, indent, kv, lines, require, snake
 
@@ -62,6 +63,11 @@ def parse_nvidia_smi_topo(text: str) -> dict:
 
 _GPU_RE = re.compile(r"^\s*GPU\s+([0-9]+)\s*:(.*)$", re.ASCII)
 _LINK_RE = re.compile(rf"^\s*Link\s+([0-9]+)\s*:\s*(?:({NUM})\s*GB/s|(.*))$", re.ASCII)
+# `-s` prints one `Link N: <speed> GB/s` or `Link N: <inactive>` a link; the other nvlink subcommands print
+# the same `GPU N:` / `Link N:` frame with a `Name: value` after it (`-e`/--errorcounters: `Link 0: Replay
+# Errors: 0`, `Link 0: CRC Errors: 0`; nvidia-smi(1) NVLINK section). Read as -s, those would be links with
+# no speed, i.e. every link inactive on a healthy node.
+_OTHER_SUBCOMMAND_RE = re.compile(r"^[A-Za-z][\w ()/-]*:\s*\S")
 
 
 @parser("nvidia_smi_nvlink")
@@ -81,6 +87,11 @@ def parse_nvidia_smi_nvlink(text: str) -> dict:
             gpus[m.group(1)] = gpu
             continue
         m = _LINK_RE.match(line)
+        if m and m.group(3) and _OTHER_SUBCOMMAND_RE.match(m.group(3).strip()):
+            tool = "nvidia-smi nvlink -e (error counters)" if "error" in m.group(3).lower() \
+                else "another nvidia-smi nvlink subcommand"
+            raise ParseError(f"expected nvidia-smi nvlink -s, got {tool}: {line.strip()!r}; "
+                             "paste `nvidia-smi nvlink -s` for the link speeds")
         if m and gpu is not None:
             gpu["links"][m.group(1)] = float(m.group(2)) if m.group(2) else None
     if not gpus:

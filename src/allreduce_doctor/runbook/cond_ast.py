@@ -130,3 +130,19 @@ def walk_facts(node: Expr) -> set[str]:
         elif cur is not None and hasattr(cur, "__dataclass_fields__"):
             stack.extend(getattr(cur, f) for f in cur.__dataclass_fields__)
     return found
+
+
+def walk_var_attrs(node: Expr) -> list[str]:
+    """The record attributes the expression reads (`p.state` of `any(p in rdma.ports: p.state ...)`),
+    in the order they are written: what decides a witness record, so a rendering shows them first."""
+    found: list[tuple[int, str]] = []
+    stack: list[Any] = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, Attr) and isinstance(cur.obj, VarRef):
+            found.append((cur.pos, cur.name))
+        if isinstance(cur, tuple):
+            stack.extend(cur)
+        elif cur is not None and hasattr(cur, "__dataclass_fields__"):
+            stack.extend(getattr(cur, f) for f in cur.__dataclass_fields__)
+    return list(dict.fromkeys(name for _, name in sorted(found)))

@@ -55,6 +55,7 @@ class Step:
     value: Any = None  # the deciding value: witnesses, else the facts used (reference -> value)
     facts: list[dict] = field(default_factory=list)  # {fact, status, source, reason}
     badge: str = ""  # what the outcome means for the node: status.STEP_PASS / STEP_FAIL / STEP_UNKNOWN / STEP_NA
+    decides: list[str] = field(default_factory=list)  # the record attributes the check reads: shown first, never cut
 
 
 @dataclass

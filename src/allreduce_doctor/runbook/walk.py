@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import RunbookError
 from ..observations import OK, Observation
 from ..status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE, STEP_FAIL, STEP_NA, STEP_PASS, STEP_UNKNOWN, VERDICT_HEADLINE
+from .cond_ast import walk_var_attrs
 from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
@@ -96,7 +97,8 @@ def decide(node: Check | Question, facts: FactSource, answers: dict[str, str],
     used = {ref: safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
     value: Any = json_safe(ev.witnesses) if ev.witnesses else used
     step = Step(node.key, "check", node.title, outcome, node.outcomes[outcome].means, value,
-                [_fact_row(ref, obs) for ref, obs in obs_of.items()])
+                [_fact_row(ref, obs) for ref, obs in obs_of.items()],
+                decides=walk_var_attrs(node.condition.expr) if ev.witnesses and node.condition else [])
     evidence = [
         EvidenceRow(node.key, ref, used[ref], node.expected, obs.source, obs.status, obs.reason)
         for ref, obs in obs_of.items()

@@ -43,6 +43,7 @@ class NodeView:
     outcome: str | None = None  # on the path (or swept): the outcome it had
     means: str = ""
     value: object = None
+    decides: list[str] = field(default_factory=list)  # the record attributes the check reads (Step.decides)
     evidence: list[dict] = field(default_factory=list)
     facts: list[dict] = field(default_factory=list)
     ask: str = ""
@@ -162,6 +163,7 @@ class DiagnosisModel:
         v.outcome = step.get("outcome") or (taken.label if taken else None)
         v.means = step.get("means") or (taken.means if taken else "")
         v.value = step.get("value", finding.get("value"))
+        v.decides = list(step.get("decides") or [])
         v.facts = list(step.get("facts") or [])
         if isinstance(node, Check):
             v.why, v.check, v.expected = node.why, node.check, node.expected

@@ -59,7 +59,7 @@ def node_markup(v: NodeView) -> str:
     elif v.expected:
         out += [_section("Expected"), esc(v.expected)]
     if v.value not in (None, "", [], {}):
-        out += [_section("Deciding value"), esc(short(v.value, 400))]
+        out += [_section("Deciding value"), esc(short(v.value, 400, decides=v.decides))]
     if v.kind in ("check", "question") and v.status != NOT_REACHED or v.evidence:
         out.append("\n[$text-muted]r: raw value of the facts read here[/]")
     if v.branches:
@@ -118,8 +118,9 @@ def cause_markup(d: dict) -> str:
         out.append(f"severity [b]{esc(rc.get('severity'))}[/] · owner [b]{esc(rc.get('owner'))}[/] · at {esc(rc.get('node'))}")
         if rc.get("summary"):
             out += ["", esc(rc["summary"])]
-    elif healthy:
-        out.append(f"[$text-success b]{esc(healthy.get('id'))}[/]  {esc(healthy.get('title', ''))}")
+    elif healthy:  # a healthy end, or not_applicable (nothing judged: never the healthy style)
+        style = VERDICT_STYLE.get(d.get("verdict", HEALTHY), VERDICT_STYLE[HEALTHY])
+        out.append(f"[{style}]{esc(healthy.get('id'))}[/]  {esc(healthy.get('title', ''))}")
         if healthy.get("summary"):
             out += ["", esc(healthy["summary"])]
     else:
