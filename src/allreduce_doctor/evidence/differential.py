@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from allreduce_doctor.evidence import gaps, report_words, signatures, symptom
+from allreduce_doctor.evidence import gaps, report_words, signatures, suspects, symptom
 from allreduce_doctor.evidence.differential_steps import (
     UNSHOWN,
     bootstrapped,
@@ -44,6 +44,7 @@ __all__ = ["COLLECT", "UNSHOWN", "Paste", "rank", "usual_suspects"]
 MAX_CANDIDATES = 3
 WORDS_NODE = "evidence.report_words"  # a candidate read from the report's words only
 RANK_WEIGHT = (3.0, 2.0, 1.0, 1.0)
+SUSPECT_DECAY = 0.6  # each usual suspect's score after the one before it (< 1/1.5, the symptom's weight)
 # What a bootstrap over TCP that reached every rank across hosts rules out (init.cc prints Init COMPLETE after
 # initTransportsRank's bootstrapAllGather of every rank's peer info, v2.4.8-1 to v2.30.7-1; bootstrap.cc connects
 # each rank to the next over NCCL's socket interface): an interface the peers cannot reach, a firewall on
@@ -96,9 +97,10 @@ def rank(diag: Diagnosis, rs: RunbookSet, paste: Paste) -> Diagnosis:
     _score_signatures(tally, errors, _one_host(paste), causes)
     _score_gaps(tally, diag, rs, paste, said, causes)
     if not tally.scores and not decided:  # no line decides: the context's usual suspects, never above low
-        for cause, line, step in usual_suspects(paste):
-            if cause in causes and not causes[cause].healthy:
-                tally.add(cause, 1.0, line, step, shown=False)
+        for i, (cause, line, step) in enumerate(usual_suspects(paste, said)):
+            if cause in causes and not causes[cause].healthy and not (_one_host(paste) and _between(causes, cause)):
+                # each below the one before by more than the symptom's x1.5 (_weigh): the table's order stands
+                tally.add(cause, SUSPECT_DECAY ** i, line, step, shown=False)
     against = _against(diag, rs, paste, errors)
     _weigh(tally, said, against, decided, causes)
     # Words only add: a line of the report backs a candidate or speaks against it, never reorders the lines'.
@@ -118,10 +120,23 @@ def rank(diag: Diagnosis, rs: RunbookSet, paste: Paste) -> Diagnosis:
     return diag
 
 
-def usual_suspects(paste: Paste) -> list[tuple[str, str, str]]:
-    """(cause, line, next step) of the context's usual suspects when no line of the text decides: the one
-    place a table of them (scope, fabric, platform, GPU, symptom) joins the ranking. None yet."""
-    return []
+def usual_suspects(paste: Paste, said: str | None = None) -> list[tuple[str, str, str]]:
+    """(cause, line, next step) of the context's usual suspects when no line of the text decides
+    (runbooks/catalogue/usual_suspects.yaml, evidence/suspects.py): the line says the context, why and the
+    basis; the next step is the cause's catalogue `paste`, the one that tells it from the next suspect."""
+    from allreduce_doctor.runbook.causes import CAUSES as causes
+
+    facts = paste.facts
+    host = facts.get("log.host") if facts is not None else None
+    tests = facts.get("log.tests") if facts is not None else None
+    ctx = suspects.context(paste.nccl, paste.job, host.value if host is not None and host.ok else None,
+                           tests.value if tests is not None and tests.ok else None, said)
+    found = suspects.suspects_for(ctx)
+    if not found:
+        return []
+    where = "; ".join(suspects.quotes(paste.job)) or "the text"
+    return [(s.cause, f"{where}: usual suspect for {ctx.describe()} ({row.id}): {s.why} (basis: {', '.join(s.basis)})",
+             causes[s.cause].paste) for row, s in found]
 
 
 def _one_host(paste: Paste) -> bool:

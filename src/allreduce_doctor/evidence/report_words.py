@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.evidence import suspects
 from allreduce_doctor.evidence.report_words_table import Launcher, Situation, Table, WordCandidate, table
 from allreduce_doctor.evidence.signatures import SYMPTOMS
 from allreduce_doctor.parsers.nccl_env import PROMPT_RE
@@ -50,6 +51,7 @@ class ReportWords:
         self.busbw_above: dict | None = None
         self.tried: list[dict] = []  # {var, value, outcome, source, quote}
         self.said: dict[str, dict] = {}  # situation id (a `match` row) -> {source, quote}
+        self.context: dict[str, dict] = {}  # "platform.amd_cpu" -> {source, quote} (evidence/suspects.py)
         self._kept: list[int] = []  # line numbers of this file that said something
         self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
         self._loose: tuple | None = None  # (line count, entry, lineno): a title's trouble words, no NCCL word yet
@@ -90,6 +92,7 @@ class ReportWords:
         if scale is not None and scale not in self.scale:
             self.scale[scale] = {"source": where, "quote": _quote(text)}
             said = True
+        said |= suspects.read_words(text, where, self.context)
         if self.container is None and t.container.search(text):
             self.container = where
         if not self.busbw_words and t.busbw_words.search(text):
@@ -181,7 +184,7 @@ class ReportWords:
         first = min(told, key=lambda e: SYMPTOMS.index(e["symptom"]), default=None)
         return {"symptom": first["symptom"] if first else None, "symptom_source": first["source"] if first else None,
                 "trouble": self.trouble[:4], "scale": dict(self.scale), "container": self.container,
-                "tried": list(self.tried), "said": dict(self.said),
+                "tried": list(self.tried), "said": dict(self.said), "context": dict(self.context),
                 "busbw_above_rate": self.busbw_above if self.busbw_words else None}
 
 
