@@ -98,10 +98,10 @@ def load(path: Path, data) -> Table:
         raise bad("top level", "expected exactly the keys sources, words, rows")
     sources = {str(k): str(v) for k, v in (data["sources"] or {}).items()}
     words: dict[str, tuple[tuple[str, re.Pattern], ...]] = {}
-    for key, known in (("platform", PLATFORMS), ("fabric", FABRICS)):
+    for key, values in (("platform", PLATFORMS), ("fabric", FABRICS)):
         patterns = (data["words"] or {}).get(key) or {}
-        if set(patterns) - set(known):
-            raise bad(f"words.{key}", f"each value is one of {', '.join(known)}")
+        if set(patterns) - set(values):
+            raise bad(f"words.{key}", f"each value is one of {', '.join(values)}")
         words[key] = tuple((str(v), _rx(bad, f"words.{key}.{v}", p)) for v, p in patterns.items())
     rows = []
     for i, row in enumerate(data["rows"] or []):
