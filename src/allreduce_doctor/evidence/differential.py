@@ -96,7 +96,8 @@ def rank(diag: Diagnosis, rs: RunbookSet, paste: Paste) -> Diagnosis:
     tally = Tally()
     _score_signatures(tally, errors, _one_host(paste), causes)
     _score_gaps(tally, diag, rs, paste, said, causes)
-    if not tally.scores and not decided:  # no line decides: the context's usual suspects, never above low
+    worded = _worded(words, said, paste, causes)
+    if not tally.scores and not decided and not worded:  # nothing decides: the context's usual suspects, low
         for i, (cause, line, step) in enumerate(usual_suspects(paste, said)):
             if cause in causes and not causes[cause].healthy and not (_one_host(paste) and _between(causes, cause)):
                 # each below the one before by more than the symptom's x1.5 (_weigh): the table's order stands
@@ -106,7 +107,6 @@ def rank(diag: Diagnosis, rs: RunbookSet, paste: Paste) -> Diagnosis:
     # Words only add: a line of the report backs a candidate or speaks against it, never reorders the lines'.
     for cause, lines in report_words.against(words).items():
         against.setdefault(cause, []).extend(lines)
-    worded = _worded(words, said, paste, causes)
     for cause, lines, _step in worded:
         if cause in tally.support:
             tally.support[cause].extend(f"{line} ({report_words.WORDS})" for line in lines[1:])
