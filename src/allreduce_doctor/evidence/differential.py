@@ -97,12 +97,13 @@ def rank(diag: Diagnosis, rs: RunbookSet, paste: Paste) -> Diagnosis:
     _score_signatures(tally, errors, _one_host(paste), causes)
     _score_gaps(tally, diag, rs, paste, said, causes)
     worded = _worded(words, said, paste, causes)
-    if not tally.scores and not decided and not worded:  # nothing decides: the context's usual suspects, low
-        for i, (cause, line, step) in enumerate(usual_suspects(paste, said)):
-            if cause in causes and not causes[cause].healthy and not (_one_host(paste) and _between(causes, cause)):
-                # each below the one before by more than the symptom's x1.5 (_weigh): the table's order stands
-                tally.add(cause, SUSPECT_DECAY ** i, line, step, shown=False)
     against = _against(diag, rs, paste, errors)
+    if not tally.scores and not decided and not worded:  # nothing decides: the context's usual suspects, low
+        fit = [s for s in usual_suspects(paste, said) if s[0] in causes and not causes[s[0]].healthy
+               and not against.get(s[0]) and not (_one_host(paste) and _between(causes, s[0]))]
+        for i, (cause, line, step) in enumerate(fit):  # a suspect a line of the text speaks against is no suspect
+            # each below the one before by more than the symptom's x1.5 (_weigh): the table's order stands
+            tally.add(cause, SUSPECT_DECAY ** i, line, step, shown=False)
     _weigh(tally, said, against, decided, causes)
     # Words only add: a line of the report backs a candidate or speaks against it, never reorders the lines'.
     for cause, lines in report_words.against(words).items():
