@@ -7,6 +7,7 @@ comparison is domain.busbw_verdict's; this module only gathers it for the report
 
 from __future__ import annotations
 
+from allreduce_doctor import busbw_nodes
 from allreduce_doctor.busbw_ceiling import ONE_HOST, assess, topology, words
 from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
@@ -19,16 +20,35 @@ def _value(observations: Observations, fact: str) -> dict:
     return obs.value if obs.ok and isinstance(obs.value, dict) else {}
 
 
-def one_host(observations: Observations, measured: float) -> dict:
-    """{expected_gbs, ratio, note, hardware, limit, ceiling} of a one-host run: its busbw against what the GPUs'
-    links carry (busbw_ceiling), with the GPU model from the table's device names, a pasted or read
-    `nvidia-smi nvlink -s`, or --answer gpu_model=."""
+def _inputs(observations: Observations) -> tuple[dict, dict, dict, list[str], dict, dict]:
+    """(log.job, the main nccl-tests run, gpu.nvlink, the GPUs' names, NCCL's environment, the answers)."""
     job, nvlink = _value(observations, "log.job"), _value(observations, "gpu.nvlink")
     run = _value(observations, "log.tests").get("main") or {}
     names = list(run.get("gpu_models") or []) + list(_value(observations, "log.host").get("gpu_models") or [])
     names += [g.get("name") for g in (nvlink.get("gpus") or {}).values() if g.get("name")]
     env = _value(observations, "nccl.env").get("vars") or _value(observations, "log.env").get("vars") or {}
-    answers = _value(observations, "operator.answers")
+    return job, run, nvlink, names, env, _value(observations, "operator.answers")
+
+
+def across_nodes(observations: Observations, measured: float, nics: int | None, line_gbps: float | None) -> dict:
+    """{hardware, limit, hardware_note, ceiling} of a run across nodes against the inter-node ceiling (busbw_nodes)."""
+    job, run, _nvlink, names, env, answers = _inputs(observations)
+    topo, from_ = busbw_nodes.topology(names, job.get("ranks_per_node") or run.get("ranks_per_host"),
+                                       job.get("nodes"), nics, line_gbps, (job.get("gdr") or {}).get("state"),
+                                       env, answers)
+    a = busbw_nodes.assess(measured, topo)
+    known = a["hardware"] != "unknown"
+    return {"hardware": a["hardware"], "limit": a["resource"] if known else None,
+            "hardware_note": busbw_nodes.words(measured, a),
+            "ceiling": {k: a[k] for k in ("ceiling_gbs", "bound_gbs", "basis", "sources", "asks", "nodes", "gdr")}
+            | {"nics": topo.nics, "nic_gbps": topo.nic_gbps, "gpu_model": topo.gpu_model} | from_}
+
+
+def one_host(observations: Observations, measured: float) -> dict:
+    """{expected_gbs, ratio, note, hardware, limit, ceiling} of a one-host run: its busbw against what the GPUs'
+    links carry (busbw_ceiling), with the GPU model from the table's device names, a pasted or read
+    `nvidia-smi nvlink -s`, or --answer gpu_model=."""
+    job, run, nvlink, names, env, answers = _inputs(observations)
     topo, source = topology(names, job.get("ranks_per_node") or run.get("ranks_per_host"), env, answers, nvlink)
     a = assess(measured, topo)
     known = a["hardware"] != "unknown"
@@ -64,7 +84,7 @@ def summary(observations: Observations) -> dict | None:
     env = observations.get("nccl.env")
     algo = ((env.value or {}).get("vars") or {}).get("NCCL_ALGO") if env.ok and isinstance(env.value, dict) else None
     nodes = job_value.get("nodes") if pasted.get("measured_gbs") is not None else None  # the table's own run
-    return out | above_note(ratio, nodes, algo)
+    return out | above_note(ratio, nodes, algo) | across_nodes(observations, measured, nics, line_gbps)
 
 
 def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict:
@@ -90,6 +110,8 @@ def phrase(bw: dict, found_cause: bool) -> str:
         text += "; what the NICs can carry is not known: paste `ibstat` (or diagnose on the node) to compare"
     if bw.get("note"):
         text += f": {bw['note']}"
+    elif bw.get("hardware") in ("at_limit", "below") and bw.get("hardware_note"):  # the ceiling across nodes
+        text += f"; against the ceiling: {bw['hardware_note']}"
     if bw.get("verdict") in ("below", "unclear") and not found_cause:
         text += ": cause not found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node"
     return text

@@ -229,8 +229,8 @@ def inter_node(topo: Topology, intra: Result | None = None) -> Result:
     staged = "; no GPUDirect RDMA: staged through host memory" if topo.gdr is False else ""
     resource = "NICs (host staging)" if topo.gdr is False else "NICs"
     src = ("nccl_tests_perf", "pcie_spec") if "PCIe" in why else ("nccl_tests_perf",)
-    ceilings = [Ceiling("ring", resource, net, net, f"{topo.nics} NICs per node x {why}{staged}", src)]
-    if topo.nodes == 2 and _allowed(topo, "tree"):
+    ceilings = [Ceiling("ring", resource, net, net, f"{topo.nics} NIC{'s' if topo.nics != 1 else ''} per node x {why}{staged}", src)]
+    if topo.nodes in (None, 2) and _allowed(topo, "tree"):  # an unknown count may be two: the looser bound
         ceilings.append(Ceiling("tree", "NICs (tree)", None, round(net * TREE_GAIN_TWO_NODES, 1),
                                 "NCCL's tree on two nodes: up to ~2x the network (NVIDIA/nccl#946)", src))
     intra = intra or Result()
