@@ -106,12 +106,12 @@ def phrase(bw: dict, found_cause: bool) -> str:
     if bw.get("expected_gbs"):
         carry = f"{bw['nics']}x{bw['line_gbps']:g}G" if bw.get("nics") and bw.get("line_gbps") else "the NICs"
         text += f", about {bw['ratio'] * 100:.0f}% of what {carry} can carry ({bw['expected_gbs']:g} GB/s)"
-    else:
+    elif bw.get("hardware") not in ("at_limit", "below"):  # --answer nics_per_node= / nic_rate_gbps= tell it too
         text += "; what the NICs can carry is not known: paste `ibstat` (or diagnose on the node) to compare"
     if bw.get("note"):
         text += f": {bw['note']}"
     elif bw.get("hardware") in ("at_limit", "below") and bw.get("hardware_note"):  # the ceiling across nodes
-        text += f"; against the ceiling: {bw['hardware_note']}"
-    if bw.get("verdict") in ("below", "unclear") and not found_cause:
+        text += f"; against the ceiling: {bw['hardware_note']}" if bw.get("expected_gbs") else f": {bw['hardware_note']}"
+    if (bw.get("verdict") in ("below", "unclear") or bw.get("hardware") == "below") and not found_cause:
         text += ": cause not found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node"
     return text
