@@ -32,7 +32,13 @@ def job_ceiling(inputs: Inputs) -> Observation:
     table, answers = inputs.get("log.tests"), inputs.get("operator.answers")
     where = [table.source] if table is not None and table.ok and table.source else []
     where += ["--answer"] if answers is not None and answers.ok and answers.value else []
-    return Observation("", {"scope": "one_host" if one_host else "nodes", "hardware": bw.get("hardware") or "unknown",
+    # The node's own busbw (an --answer measured_busbw= against the node's ports) is the trunk's to judge
+    # (ib/roce at_hardware_limit on node.busbw); this fact speaks for a pasted table only.
+    job = inputs.get("log.job")
+    pasted = ((job.value or {}).get("bandwidth") or {}) if job is not None and job.ok and isinstance(job.value, dict) else {}
+    measured_from = "table" if pasted.get("measured_gbs") is not None else "answer"
+    return Observation("", {"scope": "one_host" if one_host else "nodes", "measured_from": measured_from,
+                            "hardware": bw.get("hardware") or "unknown",
                             "limit": bw.get("limit"), "measured_gbs": bw.get("measured_gbs"),
                             "ceiling_gbs": ceiling.get("ceiling_gbs"),
                             "note": bw.get("note") if one_host else bw.get("hardware_note")}, OK, "; ".join(where))
