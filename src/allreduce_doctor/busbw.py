@@ -77,14 +77,28 @@ def summary(observations: Observations) -> dict | None:
     basis = pasted.get("basis") or "the operator's answer (measured_busbw)"
     if pasted.get("verdict") == "intra_node" and pasted.get("measured_gbs") is not None:
         return {"measured_gbs": measured, "verdict": "intra_node", "nics": nics, "line_gbps": line_gbps,
-                "basis": basis} | one_host(observations, measured)
+                "basis": basis} | one_host(observations, measured) | small_only(basis, "note")
     ratio, verdict = busbw_verdict(measured, expected, from_peak=not basis.startswith("average"))
     out = {"measured_gbs": measured, "expected_gbs": expected or None, "ratio": ratio, "verdict": verdict,
            "nics": nics, "line_gbps": line_gbps, "basis": basis}
     env = observations.get("nccl.env")
     algo = ((env.value or {}).get("vars") or {}).get("NCCL_ALGO") if env.ok and isinstance(env.value, dict) else None
     nodes = job_value.get("nodes") if pasted.get("measured_gbs") is not None else None  # the table's own run
-    return out | above_note(ratio, nodes, algo) | across_nodes(observations, measured, nics, line_gbps)
+    return out | above_note(ratio, nodes, algo) | across_nodes(observations, measured, nics, line_gbps) \
+        | small_only(basis, "hardware_note")
+
+
+# Sizes below 32 MiB are latency-bound (evidence/tests_table.LARGE): a table without a large size gives only the
+# average over all sizes, which no ceiling judges (issue 28, item 5: no verdict, one sentence).
+SMALL_ONLY = ("the table has no message size from 32 MiB up, and small sizes are latency-bound: it is not judged "
+              "against a ceiling; rerun all_reduce_perf -b 8 -e 8G -f 2 for the bandwidth at large sizes")
+
+
+def small_only(basis: str, key: str) -> dict:
+    """{hardware: unknown, limit, KEY: SMALL_ONLY} when the busbw is an average over small sizes only, {} else."""
+    if not str(basis).startswith("average"):
+        return {}
+    return {"hardware": "unknown", "limit": None, key: SMALL_ONLY}
 
 
 def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict:

@@ -81,3 +81,15 @@ def test_a_bad_answer_is_one_clear_line(tmp_path, capsys, answer, message):
     rc = main(["diagnose", "--evidence", str(path), "--answer", answer])
     err = capsys.readouterr().err
     assert rc != 0 and err.strip().splitlines() == [f"allreduce-doctor: error: {message}"]
+
+
+def test_a_table_without_large_sizes_gets_one_sentence_and_no_verdict(tmp_path):
+    from allreduce_doctor.busbw import SMALL_ONLY
+
+    small = "\n".join(line for line in ONE_HOST.splitlines()
+                      if not (line.split() and line.split()[0].isdigit() and int(line.split()[0]) > 524288)) + "\n"
+    _rc, d, _ = diagnose_json(tmp_path, small)
+    bw = d["bandwidth"]
+    assert bw["basis"] == "average busbw over all sizes" and (bw["hardware"], bw["limit"]) == ("unknown", None)
+    assert bw["note"] == SMALL_ONLY and (d["healthy"] or {}).get("id") != "expected_hardware_limit"
+    assert SMALL_ONLY.startswith("the table has no message size from 32 MiB up, and small sizes are latency-bound")
