@@ -11,6 +11,7 @@ from allreduce_doctor import busbw_nodes
 from allreduce_doctor.busbw_ceiling import ONE_HOST, assess, topology, words
 from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
+from allreduce_doctor.probes import derive_ceiling
 
 __all__ = ["ONE_HOST", "above_note", "phrase", "summary"]
 
@@ -129,3 +130,6 @@ def phrase(bw: dict, found_cause: bool) -> str:
     if (bw.get("verdict") in ("below", "unclear") or bw.get("hardware") == "below") and not found_cause:
         text += ": cause not found in this evidence; paste NCCL_DEBUG=INFO output of the run and `ibstat` of a node"
     return text
+
+
+derive_ceiling.SUMMARY["busbw"] = summary  # job.ceiling, the walk's view of the same decision

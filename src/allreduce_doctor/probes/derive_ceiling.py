@@ -8,16 +8,22 @@ re-answer recompute it: session._dependents).
 
 from __future__ import annotations
 
-from allreduce_doctor.observations import OK, Observation, Observations
+from collections.abc import Callable
+
+from allreduce_doctor.observations import MISSING, OK, Observation, Observations
 
 Inputs = dict[str, Observation]
+# busbw.summary, set by allreduce_doctor.busbw when it is imported (the Session imports it): the probes package
+# does not import busbw, whose evidence words import the knowledge cache, which imports the probes (no cycle).
+SUMMARY: dict[str, Callable[[Observations], dict | None]] = {}
 
 
 def job_ceiling(inputs: Inputs) -> Observation:
     """{scope: one_host | nodes | None, hardware: at_limit | below | above_hardware | unknown | unmeasured, limit,
     measured_gbs, ceiling_gbs, note}. Nothing measured is `unmeasured`, a value the steps never read as healthy."""
-    from allreduce_doctor.busbw import summary  # the report's own decision, written once
-
+    summary = SUMMARY.get("busbw")  # the report's own decision, written once
+    if summary is None:
+        return Observation("", None, MISSING, reason="the busbw summary is not loaded (allreduce_doctor.busbw)")
     facts = Observations()
     for fact, obs in inputs.items():
         facts.facts[fact] = obs
