@@ -18,6 +18,11 @@ ANSWER_MODEL = "gpu_model"
 ANSWER_NVSWITCH = "nvswitch"
 ANSWER_LINKS = "nvlink_links"
 ANSWER_PCIE_GEN = "pcie_gen"
+ANSWER_NICS = "nics_per_node"
+ANSWER_NIC_RATE = "nic_rate_gbps"
+ANSWER_NIC_PCIE_GEN = "nic_pcie_gen"
+ANSWER_NIC_PCIE_WIDTH = "nic_pcie_width"
+ANSWER_GDR = "gdr"
 
 
 @lru_cache(maxsize=1)
@@ -64,6 +69,9 @@ class Topology:
     pcie_width: int | None = None
     nics: int | None = None  # NICs per node and their line rate, for more than one node
     nic_gbps: float | None = None
+    nic_pcie_gen: int | None = None  # each NIC's PCIe link (lspci LnkSta, --answer nic_pcie_gen= / nic_pcie_width=)
+    nic_pcie_width: int | None = None
+    gdr: bool | None = None  # GPUDirect RDMA on the NET connections (NCCL's `/GDRDMA`); False: staged through host
     algos: frozenset[str] | None = None  # domain.allreduce_algos of NCCL_ALGO (None: NCCL's choice)
     nvls_enabled: bool | None = None  # NCCL_NVLS_ENABLE as set (None: NCCL's default, on where supported)
 
@@ -192,21 +200,47 @@ def intra_node(topo: Topology) -> Result:
     return Result(ceilings, unknown)
 
 
+def nic_gbs(topo: Topology) -> tuple[float, str]:
+    """One NIC's GB/s each way and why: its line rate / 8, or its PCIe link where that carries less (a Gen4 x16
+    slot, 31.5 GB/s, cannot feed a 400 Gb/s port: PCI-SIG rates, hardware/ceilings.yaml `pcie`)."""
+    line = round((topo.nic_gbps or 0) / 8, 2)
+    rate = table()["pcie"].get(topo.nic_pcie_gen) if topo.nic_pcie_gen else None
+    if rate:
+        width = topo.nic_pcie_width or 16
+        pcie = round(rate["raw_gbs"] * width / 16, 2)
+        if pcie < line:
+            return pcie, (f"{topo.nic_gbps:g} Gb/s ports each capped by their PCIe Gen{topo.nic_pcie_gen} x{width} "
+                          f"link ({pcie:g} GB/s each way)")
+    return line, f"{topo.nic_gbps:g} Gb/s each ({line:g} GB/s)"
+
+
 def inter_node(topo: Topology, intra: Result | None = None) -> Result:
-    """More than one node: a ring's busbw stops at NICs per node x line rate, or at the node's own links when
-    those are slower; NCCL's tree on exactly two nodes reports up to ~2x the network (domain.TREE_GAIN_TWO_NODES)."""
+    """More than one node (docs/ceilings.md derives it): with k rings, each leaving a node through one NIC, a ring
+    all-reduce's busbw is bounded by the node's aggregate NIC bandwidth (NICs x the lower of line rate and each
+    NIC's PCIe link), and by the node's own links where those carry less; NCCL's tree on exactly two nodes reports
+    up to ~2x the network (domain.TREE_GAIN_TWO_NODES). Without GPUDirect RDMA the NICs still bound it, and the
+    staging through host memory is the first thing that holds it back (the verdict says so)."""
     if not topo.nics or not topo.nic_gbps:
-        return Result(unknown=["the NICs per node and their rate: paste `ibstat` of a node, or diagnose on it"])
-    net = round(topo.nics * topo.nic_gbps / 8, 1)
-    ceilings = [Ceiling("ring", "NICs", net, round(net * 1.0, 1), f"{topo.nics}x{topo.nic_gbps:g} Gb/s per node",
-                        ("nccl_tests_perf",))]
-    if topo.nodes == 2 and _allowed(topo, "tree"):
+        return Result(unknown=[f"the NICs per node and their rate: paste `ibstat` of a node or NCCL_DEBUG=INFO "
+                               f"`NET/IB : Using` lines, or answer --answer {ANSWER_NICS}=8 --answer "
+                               f"{ANSWER_NIC_RATE}=400"])
+    per, why = nic_gbs(topo)
+    net = round(topo.nics * per, 1)
+    staged = "; no GPUDirect RDMA: staged through host memory" if topo.gdr is False else ""
+    resource = "NICs (host staging)" if topo.gdr is False else "NICs"
+    src = ("nccl_tests_perf", "pcie_spec") if "PCIe" in why else ("nccl_tests_perf",)
+    ceilings = [Ceiling("ring", resource, net, net, f"{topo.nics} NIC{'s' if topo.nics != 1 else ''} per node x {why}{staged}", src)]
+    if topo.nodes in (None, 2) and _allowed(topo, "tree"):  # an unknown count may be two: the looser bound
         ceilings.append(Ceiling("tree", "NICs (tree)", None, round(net * TREE_GAIN_TWO_NODES, 1),
-                                "NCCL's tree on two nodes: up to ~2x the network (NVIDIA/nccl#946)", ("nccl_tests_perf",)))
-    local = (intra or Result()).best
+                                "NCCL's tree on two nodes: up to ~2x the network (NVIDIA/nccl#946)", src))
+    intra = intra or Result()
+    local = intra.best
     if local is not None and local.gbs is not None and local.gbs < net:
-        ceilings[0] = Ceiling("ring", local.resource, local.gbs, local.bound_gbs, local.basis, local.sources)
-    return Result(ceilings, (intra or Result()).unknown if local is None else [])
+        ceilings[0] = Ceiling("ring", local.resource, local.gbs, local.bound_gbs,
+                              f"{local.basis}, below the NICs' {net:g} GB/s", local.sources)
+        if len(ceilings) > 1:  # the tree's gain is the network's: it cannot pass the node's own links either
+            ceilings[1] = Ceiling("tree", local.resource, None, local.bound_gbs, ceilings[1].basis, ceilings[1].sources)
+    return Result(ceilings, intra.unknown if local is None else [])
 
 
 def ceilings(topo: Topology) -> Result:

@@ -40,6 +40,22 @@ def _measured(model: dict) -> str:
     return "; ".join(rows) or "none found"
 
 
+def _inter_node_rows(data: dict) -> list[str]:
+    """Published multi-node busbw beside the model's inter-node ceiling for the same NICs and GPUs."""
+    lines = ["", "| GPUs per node | NICs x Gb/s | Nodes | Algorithm | Published busbw (GB/s) | Model's ceiling (GB/s) | "
+             "Published / model | Source |", "|---|---|---|---|---|---|---|---|"]
+    for m in data.get("inter_node_measured") or []:
+        nodes = m["nodes"] if isinstance(m["nodes"], int) else 3  # "many": past two nodes, the ring's figure
+        result = ceilings(Topology(gpu_model=m["gpu"], gpus_per_node=m["gpus"], nodes=nodes, nics=m["nics"],
+                                   nic_gbps=m["nic_gbps"], algos=frozenset({"ring"})))
+        best = result.best
+        model = f"{best.gbs:g} {best.resource}" if best and best.gbs else "not modelled"
+        share = f"{m['busbw_gbs'] / best.gbs:.2f}" if best and best.gbs else "-"
+        lines.append(f"| {m['gpus']}x {m['gpu']} | {m['nics']} x {m['nic_gbps']} | {m['nodes']} | {m['algo']} | "
+                     f"{m['busbw_gbs']:g} | {model} | {share} | {m['source']} |")
+    return lines
+
+
 def render() -> str:
     data = table()
     header = ("| Model | Interconnect | Links x GB/s each way | NCCL's figure per link | NVSwitch | NVLS | PCIe | "
@@ -52,6 +68,7 @@ def render() -> str:
                      f"{_ceiling(key, m)} | {_measured(m)} | {', '.join(m['sources'])} |")
     lines += ["", "| PCIe | GT/s | Raw GB/s each way (x16) | NCCL's figure (x16) |", "|---|---|---|---|"]
     lines += [f"| Gen{gen} | {p['gts']} | {p['raw_gbs']:g} | {p['nccl_gbs']:g} |" for gen, p in data["pcie"].items()]
+    lines += _inter_node_rows(data)
     lines += ["", "| NIC rate | Gb/s per port | GB/s per port |", "|---|---|---|"]
     lines += [f"| {name} | {gbps} | {gbps / 8:g} |" for name, gbps in data["nics"].items()]
     lines += ["", "| Source | What it gives |", "|---|---|"]

@@ -75,7 +75,13 @@ class Doctor:
     def facts_for(self, fabric: str | None) -> set[str]:
         """Facts read by the trunk and by the branch of this fabric (both branches if unknown)."""
         ids = {ROOT_RUNBOOK} | ({BRANCHES[fabric]} if fabric in BRANCHES else set(BRANCHES.values()))
-        return set().union(*(self.runbooks.runbooks[i].facts for i in ids if i in self.runbooks.runbooks))
+        facts = set().union(*(self.runbooks.runbooks[i].facts for i in ids if i in self.runbooks.runbooks))
+        # A derived fact another runbook reads (nccl_log's job.ceiling, from the pasted table and the answers) is
+        # derived too: a derivation reads only what was observed, it touches nothing on the node.
+        probes = self.catalogue.by_fact()
+        others = set(BRANCHES.values()) - ids  # the other fabric's branch stays out
+        read = set().union(*(rb.facts for i, rb in self.runbooks.runbooks.items() if i not in others))
+        return facts | {f for f in read if f in probes and probes[f].kind == "derive"}
 
 
 def _knowledge_files() -> list[Path]:

@@ -71,20 +71,38 @@ def _measured_busbw(name: str, value: str) -> None:
 
 
 def _hardware(name: str, value: str) -> None:
-    """The topology parts the ceiling model asks for (ceiling.py: gpu_model, nvswitch, nvlink_links, pcie_gen)."""
-    from allreduce_doctor.ceiling import ANSWER_LINKS, ANSWER_MODEL, ANSWER_NVSWITCH, model_key, model_keys
+    """The topology parts the ceiling model asks for (ceiling.py: gpu_model, nvswitch, nvlink_links, pcie_gen, and
+    across nodes nics_per_node, nic_rate_gbps, nic_pcie_gen, nic_pcie_width, gdr)."""
+    from allreduce_doctor.ceiling import (
+        ANSWER_GDR,
+        ANSWER_LINKS,
+        ANSWER_MODEL,
+        ANSWER_NIC_RATE,
+        ANSWER_NVSWITCH,
+        model_key,
+        model_keys,
+    )
 
     if name == ANSWER_MODEL and model_key(value) is None:
         raise DoctorError(f"--answer {name}={value}: expected a GPU model of the ceiling table: {', '.join(model_keys())}")
-    if name == ANSWER_NVSWITCH and value.lower() not in ("yes", "no"):
+    if name in (ANSWER_NVSWITCH, ANSWER_GDR) and value.lower() not in ("yes", "no"):
         raise DoctorError(f"--answer {name}={value}: expected yes or no")
-    if name not in (ANSWER_MODEL, ANSWER_NVSWITCH) and not value.isdigit():
+    if name == ANSWER_NIC_RATE:
+        try:
+            if float(value) > 0:
+                return
+        except ValueError:
+            pass
+        raise DoctorError(f"--answer {name}={value}: expected a NIC's line rate in Gb/s, e.g. {name}=400")
+    if name not in (ANSWER_MODEL, ANSWER_NVSWITCH, ANSWER_GDR) and not value.isdigit():
         raise DoctorError(f"--answer {name}={value}: expected a number, e.g. {name}={18 if name == ANSWER_LINKS else 5}")
 
 
 # Answers that are not questions' choices: the site policy (site.KEYS), a measured busbw and the hardware's parts.
+HARDWARE_ANSWERS = ("gpu_model", "nvswitch", "nvlink_links", "pcie_gen", "nics_per_node", "nic_rate_gbps",
+                    "nic_pcie_gen", "nic_pcie_width", "gdr")
 FREE_ANSWERS = {**{name: _site_setting for name in SITE_KEYS}, "measured_busbw": _measured_busbw,
-                **{name: _hardware for name in ("gpu_model", "nvswitch", "nvlink_links", "pcie_gen")}}
+                **{name: _hardware for name in HARDWARE_ANSWERS}}
 
 
 def parse_answers(pairs: list[str], known: dict[str, list[str]] | None = None) -> dict[str, str]:

@@ -92,7 +92,9 @@ def test_measured_at_the_hardware_limit_is_healthy(tmp_path):
     assert d["healthy"]["id"] == "expected_hardware_limit" and d["healthy"]["node"] == "nccl_log.hw_limit"
     assert d["root_cause"] is None and d["verdict"] == "healthy"
     step = d["path"][-1]
-    assert step["node"] == "nccl_log.at_limit" and step["value"] == {"log.job.bandwidth.verdict": "at_limit"}
+    # decided on the inter-node ceiling (2x200G: 50 GB/s; job.ceiling), which the NICs' ratio agrees with
+    assert step["node"] == "nccl_log.at_limit" and step["value"] == {
+        "job.ceiling.hardware": "at_limit", "job.ceiling.measured_from": "table", "job.ceiling.scope": "nodes"}
 
 
 def test_far_below_the_limit_without_gdrdma(tmp_path):

@@ -19,9 +19,9 @@ def failing(capsys, *argv) -> str:
 
 
 @pytest.mark.parametrize(("answer", "message"), [
-    ("nosuch=1", "--answer nosuch: no question or setting has this name (known: busbw_method, validated_scale, gpu_model, link_gbps, measured_busbw, nccl_ib_tc, nvlink_links, nvswitch, pcie_gen, pfc_priority, roce_mode)\n"),
+    ("nosuch=1", "--answer nosuch: no question or setting has this name (known: busbw_method, validated_scale, gdr, gpu_model, link_gbps, measured_busbw, nccl_ib_tc, nic_pcie_gen, nic_pcie_width, nic_rate_gbps, nics_per_node, nvlink_links, nvswitch, pcie_gen, pfc_priority, roce_mode)\n"),
     ("validated_scal=two_nodes",
-     "--answer validated_scal: no question or setting has this name (known: busbw_method, validated_scale, gpu_model, link_gbps, measured_busbw, nccl_ib_tc, nvlink_links, nvswitch, pcie_gen, pfc_priority, roce_mode) did you mean 'validated_scale'?\n"),
+     "--answer validated_scal: no question or setting has this name (known: busbw_method, validated_scale, gdr, gpu_model, link_gbps, measured_busbw, nccl_ib_tc, nic_pcie_gen, nic_pcie_width, nic_rate_gbps, nics_per_node, nvlink_links, nvswitch, pcie_gen, pfc_priority, roce_mode) did you mean 'validated_scale'?\n"),
     ("validated_scale=bogus", "--answer validated_scale=bogus: expected one of two_nodes, full_job\n"),
     ("validated_scale=two_node",
      "--answer validated_scale=two_node: expected one of two_nodes, full_job did you mean 'two_nodes'?\n"),

@@ -172,8 +172,13 @@ def test_a_busbw_table_with_ibstat_gives_the_ratio(tmp_path, capsys):
     paste.write_text(_reference(TABLE) + _reference(IBSTAT))
     code, out = run(capsys, "--evidence", str(paste), "--format", "json")
     bw = json.loads(out)["bandwidth"]
-    assert bw == {"measured_gbs": 338.82, "expected_gbs": 400.0, "ratio": 0.847, "verdict": "below", "nics": 8,
-                  "line_gbps": 400.0, "basis": "peak busbw at large sizes"}
+    old = {"measured_gbs": 338.82, "expected_gbs": 400.0, "ratio": 0.847, "verdict": "below", "nics": 8,
+           "line_gbps": 400.0, "basis": "peak busbw at large sizes"}
+    assert {k: bw[k] for k in old} == old
+    assert (bw["hardware"], bw["limit"], bw["ceiling"]["ceiling_gbs"], bw["ceiling"]["nodes"]) == (
+        "below", "NICs", 400.0, 2)
+    assert bw["hardware_note"].startswith("NICs: 338.82 of about 400 GB/s across 2 nodes (8 NICs per node x 400 Gb/s "
+                                          "each (50 GB/s)), 15% below what it should carry; what can hold it back: ")
 
 
 def test_a_slow_run_without_a_cause_says_so():

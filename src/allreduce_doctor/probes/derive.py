@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.probes import (
+    derive_ceiling,
     derive_counters,
     derive_gdr,
     derive_host,
@@ -286,4 +287,5 @@ DERIVATIONS.update(derive_roce.DERIVATIONS)  # GID choice, QoS and NCCL's priori
 DERIVATIONS.update(derive_counters.DERIVATIONS)  # what the counters say (IB and RoCE)
 DERIVATIONS.update(derive_peer.DERIVATIONS)  # the switch side of each IB link
 DERIVATIONS.update(derive_host.DERIVATIONS)  # the job's RDMA userspace, the kernel log
+DERIVATIONS.update(derive_ceiling.DERIVATIONS)  # the measured busbw against the hardware's ceiling (issue 28)
 DERIVATIONS.update(derive_plugin.DERIVATIONS)  # NCCL's external net plugins (EFA, GPUDirect-TCPX/TCPXO)
