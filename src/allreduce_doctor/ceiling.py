@@ -252,14 +252,21 @@ def judge(measured: float, result: Result) -> dict:
     """{verdict, ratio, ceiling_gbs, bound_gbs, resource}: at_limit (>= at_limit x the reachable ceiling, or
     above it yet within the hardware's bound), below, above_hardware (past what any allowed algorithm can carry),
     or unknown (no reachable figure: `unknown` says what decides it, or only the bound is known)."""
-    limits = table()
     best, bound = result.best, result.bound_gbs
     capping = best or next((c for c in result.ceilings if c.bound_gbs == bound), None)
     out = {"ceiling_gbs": best.gbs if best else None, "bound_gbs": bound,
            "resource": capping.resource if capping else None, "ratio": None}
-    if bound is not None and measured > bound * limits["above_bound"]:
-        return out | {"verdict": "above_hardware", "ratio": round(measured / bound, 3)}
-    if best is None or not best.gbs:
-        return out | {"verdict": "unknown"}
-    out["ratio"] = round(measured / best.gbs, 3)
-    return out | {"verdict": "at_limit" if out["ratio"] >= limits["at_limit"] else "below"}
+    verdict, ratio = verdict_of(measured, best.gbs if best else None, bound)
+    return out | {"verdict": verdict, "ratio": ratio}
+
+
+def verdict_of(measured: float, ceiling_gbs: float | None, bound_gbs: float | None) -> tuple[str, float | None]:
+    """(at_limit | below | above_hardware | unknown, ratio) of one busbw against a reachable ceiling and the
+    hardware's bound (judge's rule, written once: the per-size CSV rows are judged by it too)."""
+    limits = table()
+    if bound_gbs is not None and measured > bound_gbs * limits["above_bound"]:
+        return "above_hardware", round(measured / bound_gbs, 3)
+    if not ceiling_gbs:
+        return "unknown", None
+    ratio = round(measured / ceiling_gbs, 3)
+    return ("at_limit" if ratio >= limits["at_limit"] else "below"), ratio

@@ -30,8 +30,9 @@ def diagnose_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fabric", choices=("auto", "ib", "roce"), default="auto",
                    help="which branch to walk; auto picks it from the ports' link layer (default)")
     p.add_argument("--snapshot", metavar="PATH", help="diagnose a bundle (directory or .tar.gz) instead of this node")
-    p.add_argument("--format", choices=("text", "json", "markdown", "prometheus", "npd"),
-                   help="report format (default: text); prometheus: metrics; npd: node-problem-detector's one line")
+    p.add_argument("--format", choices=("text", "json", "markdown", "prometheus", "npd", "csv"),
+                   help="report format (default: text); prometheus: metrics; npd: node-problem-detector's one line; "
+                   "csv: a pasted nccl-tests table's busbw per size beside the ceiling")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--answer", action="append", default=[], metavar="NAME=VALUE",
                    help="answer an operator question headless (repeatable), e.g. validated_scale=two_nodes")
@@ -112,6 +113,12 @@ def run(args) -> int:
             what = args.snapshot or (", ".join(args.evidence) if args.evidence and not args.live else "this node")
             return run_app(lambda: session_from_args(args, interactive=True), what)
     session = session_from_args(args)
+    if args.format == "csv":  # the pasted table's curve, not the report: one document per output
+        from allreduce_doctor.busbw_csv import render_csv
+
+        data = session.diagnose().to_dict()
+        write_output(render_csv(session.observations), args.output)
+        return verdict_exit(data.get("verdict"))
     if session.options.evidence_hosts:  # a paste of several hosts: each diagnosed as its node, then the fleet's rule
         from allreduce_doctor.fleet import pasted
 

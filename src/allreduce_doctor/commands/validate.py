@@ -55,9 +55,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def report(data: dict, fmt: str, output: str | None, export: str | None) -> int:
     """Print a validate Diagnosis (live or replayed) like any other; the exit code of its verdict."""
+    from allreduce_doctor.errors import DoctorError
     from allreduce_doctor.output import write_output
     from allreduce_doctor.status import verdict_exit
 
+    if fmt == "csv":  # validate judges its sizes against the NICs (validate/judge.py), not the ceiling model
+        raise DoctorError("--format csv writes a pasted nccl-tests table's curve; a validate record's run is not "
+                          "written as CSV: use --format json")
     if export:
         from allreduce_doctor.export import render_export
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.parsers.nccl_tests import (
     AVG_RE,
+    COLLECTIVE_RE,
     COLUMNS_RE,
     FAIL_RE,
     HEADER_RE,
@@ -23,7 +24,11 @@ from allreduce_doctor.parsers.nccl_tests import (
     parse_row,
 )
 
-LARGE = 32 << 20  # message sizes from here on show the bandwidth a link can sustain
+# Message sizes from here on show the bandwidth a link can sustain; below it a size is latency-bound. NCCL's own
+# model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoGetAlgoTime: time = latency + size / bandwidth, the ring's base
+# latency 8.4 us for Simple plus a per-step hardware latency for each of its 2(n-1) steps) gives tens of us of
+# latency per call: at 32 MiB and 370 GB/s the transfer takes ~90 us, below it the latency term is no longer small.
+LARGE = 32 << 20
 MAX_ROWS = 400
 
 
@@ -36,6 +41,7 @@ class Run:
         self.avg_busbw: float | None = None
         self.oob: int | None = None
         self.failures: list[str] = []
+        self.collective: str | None = None  # the `Collective test starting:` line's program, "all_reduce"
         self.one_process = False  # NCCL 1.x's tests: every GPU in one process, so on one host
 
     def summary(self) -> dict:
@@ -59,8 +65,15 @@ class Run:
             "peak_busbw_large": peak, "largest_size": max(sizes) if sizes else None,
             "avg_busbw": self.avg_busbw, "wrong": wrong, "out_of_bounds": self.oob,
             "completed": self.avg_busbw is not None, "failures": self.failures[:5],
-            "table": self.rows[-12:],
+            "table": self.rows[-12:], "collective": self.collective,
+            # Every size (MAX_ROWS at most) as [size, algbw, busbw] of its better half: the curve --format csv writes.
+            "curve": [_point(r) for r in self.rows],
         }
+
+
+def _point(row: dict) -> list:
+    best = max((h for h in (row["out_of_place"], row["in_place"]) if h), key=lambda h: h["busbw"])
+    return [row["size"], best["algbw"], best["busbw"]]
 
 
 class TestsLog:
@@ -105,7 +118,10 @@ class TestsLog:
             self.where.add(where)
             return True
         m = HEADER_RE.match(line)
-        if m:
+        if (c := COLLECTIVE_RE.match(line)) is not None:  # printed before the run's header: a new run starts here
+            run = self._run(where, new=bool(self.runs and (self.runs[-1].rows or self.runs[-1].header)))
+            run.collective = c.group(1)
+        elif m:
             run = self._run(where, new=bool(self.runs and (self.runs[-1].rows or self.runs[-1].header)))
             run.header = {"threads": int(m.group(1)), "gpus": int(m.group(2)), "min_bytes": int(m.group(3)),
                           "max_bytes": int(m.group(4))}

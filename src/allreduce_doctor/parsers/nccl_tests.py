@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 PREFIX_RE = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d{1,6}:\s|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+)?")
+# `# Collective test starting: %s` with the program's name (NVIDIA/nccl-tests src/common.cu, 2.17 and later).
+COLLECTIVE_RE = re.compile(r"^#\s*Collective test starting:\s*(?:\S*/)?([A-Za-z0-9_]+?)(?:_perf\w*)?\s*$")
 HEADER_RE = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
 # NCCL 1.x's own tests (NVIDIA/nccl v1.3.4-1 test/single/*_test.cu) ran every GPU in one process and printed
