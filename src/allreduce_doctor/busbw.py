@@ -69,6 +69,10 @@ def summary(observations: Observations) -> dict | None:
     node = observations.get("node.busbw")
     read = node.value if node.ok and isinstance(node.value, dict) else {}
     measured = pasted.get("measured_gbs") if pasted.get("measured_gbs") is not None else read.get("measured_gbs")
+    if pasted.get("unjudged") and measured is None:  # the paste's table is not judged (tests_table: item 5)
+        return {"measured_gbs": None, "expected_gbs": None, "ratio": None, "verdict": "unjudged", "hardware": "unknown",
+                "limit": None, "nics": pasted.get("nics"), "line_gbps": pasted.get("line_gbps"),
+                "basis": "the pasted nccl-tests table", "note": pasted["unjudged"], "hardware_note": pasted["unjudged"]}
     if measured is None:
         return None
     nics, line_gbps, expected = pasted.get("nics"), pasted.get("line_gbps"), pasted.get("expected_gbs")
@@ -115,6 +119,8 @@ def above_note(ratio: float | None, nodes: int | None, algo: str | None) -> dict
 
 def phrase(bw: dict, found_cause: bool) -> str:
     """One line: the number, what the NICs carry and the ratio; a slow run without a cause says so."""
+    if bw.get("verdict") == "unjudged":
+        return f"busbw is not judged: {bw['note']}"
     text = f"busbw is {bw['measured_gbs']:g} GB/s ({bw.get('basis')})"
     if bw.get("verdict") == "intra_node":
         return f"{text}: {bw['note']}"

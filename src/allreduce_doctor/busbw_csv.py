@@ -36,6 +36,8 @@ def rows(observations: Observations) -> list[list]:
     run = (tests.value or {}).get("main") if tests.ok and isinstance(tests.value, dict) else None
     if not run or not run.get("curve"):
         raise DoctorError(NO_TABLE)
+    if run.get("unjudged"):  # another tool's table, or several runs: the same one sentence as the report's
+        raise DoctorError(f"--format csv: {run['unjudged']}")
     ceiling, bound, resource = _ceiling(observations)
     out = []
     for size, algbw, busbw in run["curve"]:

@@ -135,6 +135,9 @@ def bandwidth(run: dict | None, nic: dict, where: str, env: dict | None = None, 
     """The measured busbw against NICs x line rate; for a one-host run (never the NICs' to carry), against what its
     GPUs' links carry (busbw_ceiling.assess, from the GPUs' names the text shows): `hardware` and `ceiling`."""
     measured, basis = None, None
+    if run and run.get("unjudged"):  # another tool's table, or more than one run: one sentence, no verdict
+        return {"measured_gbs": None, "basis": None, "expected_gbs": None, "nics": nic["per_node"],
+                "line_gbps": nic["line_gbps"], "ratio": None, "verdict": "unjudged", "unjudged": run["unjudged"]}
     if run:
         if run.get("peak_busbw_large") is not None:
             measured, basis = run["peak_busbw_large"], "peak busbw at large sizes"

@@ -30,6 +30,18 @@ from allreduce_doctor.parsers.nccl_tests import (
 # latency per call: at 32 MiB and 370 GB/s the transfer takes ~90 us, below it the latency term is no longer small.
 LARGE = 32 << 20
 MAX_ROWS = 400
+# The columns nccl-tests prints (NVIDIA/nccl-tests src/common.cu; `error` before 2.13, `cputime` with -C) and its
+# forks keep: rccl-tests prints the same header, or its in-place half alone with -O 0 (ROCm/rccl-tests src/common.cu
+# @ae3e635, testAll). NCCL 1.x's tests named them `bytes N type op`. A header naming any other column is another
+# tool's table, whose numbers are not nccl-tests' busbw: it is named and not judged (issue 28 item 5).
+COLUMNS = {"size", "count", "type", "redop", "root", "time", "cputime", "algbw", "busbw", "#wrong", "error",
+           "bytes", "n", "op", "res"}
+FOREIGN = ("the table's columns ({cols}) are not nccl-tests' (size count type redop root time algbw busbw #wrong), "
+           "so its busbw is not judged; paste all_reduce_perf output")
+SIZES_DOWN = ("the table's sizes go back down ({a} B, then {b} B): the rows of more than one run are mixed in it, so "
+              "its busbw is not judged; paste the output of one run")
+SEVERAL_RUNS = ("the paste holds {n} nccl-tests runs (each `# nThread` header starts one): which one to judge is not "
+                "known, so no busbw is judged; paste the output of one run")
 
 
 class Run:
@@ -41,6 +53,7 @@ class Run:
         self.avg_busbw: float | None = None
         self.oob: int | None = None
         self.failures: list[str] = []
+        self.foreign: list[str] = []  # column names of the header that nccl-tests never prints
         self.collective: str | None = None  # the `Collective test starting:` line's program, "all_reduce"
         self.one_process = False  # NCCL 1.x's tests: every GPU in one process, so on one host
 
@@ -53,6 +66,7 @@ class Run:
         wrong = sum(h["wrong"] for r in self.rows for h in (r["out_of_place"], r["in_place"])
                     if h and isinstance(h.get("wrong"), (int, float)))
         gpus = sorted({r["gpu"] for r in self.ranks.values() if r["gpu"]})
+        down = next(((a, b) for a, b in zip(sizes, sizes[1:]) if b < a), None)
         per_host: dict[str, int] = {}
         for r in self.ranks.values():
             per_host[r["host"]] = per_host.get(r["host"], 0) + 1
@@ -66,6 +80,8 @@ class Run:
             "avg_busbw": self.avg_busbw, "wrong": wrong, "out_of_bounds": self.oob,
             "completed": self.avg_busbw is not None, "failures": self.failures[:5],
             "table": self.rows[-12:], "collective": self.collective,
+            "unjudged": FOREIGN.format(cols=" ".join(self.foreign)) if self.foreign else
+            SIZES_DOWN.format(a=down[0], b=down[1]) if down else None,
             # Every size (MAX_ROWS at most) as [size, algbw, busbw] of its better half: the curve --format csv writes.
             "curve": [_point(r) for r in self.rows],
         }
@@ -142,7 +158,10 @@ class TestsLog:
             if not self.runs:
                 self._run(where)
             self.runs[-1].oob = int(m.group(1))
-        elif not (COLUMNS_RE.match(line) or UNITS_RE.match(line) or PLACE_RE.match(line) or START_RE.match(line)):
+        elif COLUMNS_RE.match(line):
+            run = self._run(where)
+            run.foreign = [c for c in line.lstrip("#").split() if c.lower() not in COLUMNS][:8]
+        elif not (UNITS_RE.match(line) or PLACE_RE.match(line) or START_RE.match(line)):
             return False
         self.where.add(where)
         return True
@@ -150,4 +169,7 @@ class TestsLog:
     def summary(self) -> dict:
         runs = [r.summary() for r in self.runs]
         main = max(runs, key=lambda r: (r["largest_size"] or 0, r["rows"], r["avg_busbw"] is not None), default=None)
+        measured = [r for r in runs if r["rows"]]
+        if main is not None and len(measured) > 1:
+            main = main | {"unjudged": SEVERAL_RUNS.format(n=len(measured))}
         return {"runs": runs, "main": main}
