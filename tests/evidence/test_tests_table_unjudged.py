@@ -86,3 +86,10 @@ def test_csv_of_two_runs_is_the_same_one_sentence(tmp_path):
     assert err.getvalue().strip().endswith("--format csv: the paste holds 2 nccl-tests runs (each `# nThread` header "
                                            "starts one): which one to judge is not known, so no busbw is judged; "
                                            "paste the output of one run")
+
+
+def test_the_at_limit_step_names_the_model_not_the_nics_alone(tmp_path):
+    _rc, d, _ = diagnose_json(tmp_path, HEAD + COLS + FAST + END)
+    step = next(p for p in d["path"] if p["node"] == "nccl_log.at_limit")
+    assert step["title"] == ("Measured bus bandwidth across nodes compared with its ceiling (the NICs or the node's "
+                             "own links)")
