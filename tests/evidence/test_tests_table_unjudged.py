@@ -93,3 +93,20 @@ def test_the_at_limit_step_names_the_model_not_the_nics_alone(tmp_path):
     step = next(p for p in d["path"] if p["node"] == "nccl_log.at_limit")
     assert step["title"] == ("Measured bus bandwidth across nodes compared with its ceiling (the NICs or the node's "
                              "own links)")
+
+
+def test_across_nodes_with_ncclalgo_ring_the_nodes_own_bound_is_the_rings(tmp_path):
+    """NCCL_ALGO=Ring in the log: no NVLS, so the node's own links cap at the ring's 18 x 20.6 = 370.8 GB/s (NCCL's
+    figure, src/graph/topo.h), below the NICs' 8 x 50 (issue 28 brief item d; held on main already: a guard)."""
+    ranks = "".join(f"#  Rank {i:2d} Group  0 Pid  {1000 + i} on     node-{'ab'[i // 8]} device  {i % 8} [0x{16 + i % 8:02x}] "
+                    "NVIDIA H100 80GB HBM3\n" for i in range(16))
+    table = (HEAD.split("#\n")[0] + "#\n# Using devices\n" + ranks + COLS
+             + "  8589934592    2147483648     float     sum      -1    43000  199.76  374.55      0    43100  199.30  373.69"
+               "      0\n" + END)
+    answers = ("--answer", "nics_per_node=8", "--answer", "nic_rate_gbps=400")
+    ring = "node-a:313:313 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+    _rc, d, _ = diagnose_json(tmp_path, ring + table, *answers)
+    bw = d["bandwidth"]
+    assert (bw["hardware"], bw["limit"], bw["ceiling"]["ceiling_gbs"]) == ("at_limit", "NVLink", 370.8)
+    _rc, d, _ = diagnose_json(tmp_path, table, *answers)  # NCCL's choice: NVLS may run, the NICs cap it
+    assert (d["bandwidth"]["limit"], d["bandwidth"]["ceiling"]["ceiling_gbs"]) == ("NICs", 400.0)
