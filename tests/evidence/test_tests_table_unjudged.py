@@ -110,3 +110,11 @@ def test_across_nodes_with_ncclalgo_ring_the_nodes_own_bound_is_the_rings(tmp_pa
     assert (bw["hardware"], bw["limit"], bw["ceiling"]["ceiling_gbs"]) == ("at_limit", "NVLink", 370.8)
     _rc, d, _ = diagnose_json(tmp_path, table, *answers)  # NCCL's choice: NVLS may run, the NICs cap it
     assert (d["bandwidth"]["limit"], d["bandwidth"]["ceiling"]["ceiling_gbs"]) == ("NICs", 400.0)
+
+
+def test_job_ceiling_of_two_runs_has_no_scope_and_says_it_came_from_the_table(tmp_path):
+    _rc, d, _ = diagnose_json(tmp_path, HEAD + COLS + FAST + END + HEAD + COLS + SLOW + END)
+    step = next(p for p in d["path"] if p["node"] == "nccl_log.at_limit")
+    read = {e["fact"]: e["observed"] for e in d["evidence"] if e.get("node") == "nccl_log.at_limit"}
+    assert step["outcome"] == "no"
+    assert (read["job.ceiling.measured_from"], read["job.ceiling.scope"]) == ("table", None)

@@ -42,8 +42,10 @@ def job_ceiling(inputs: Inputs) -> Observation:
     # (ib/roce at_hardware_limit on node.busbw); this fact speaks for a pasted table only.
     job = inputs.get("log.job")
     pasted = ((job.value or {}).get("bandwidth") or {}) if job is not None and job.ok and isinstance(job.value, dict) else {}
-    measured_from = "table" if pasted.get("measured_gbs") is not None else "answer"
-    return Observation("", {"scope": "one_host" if one_host else "nodes", "measured_from": measured_from,
+    measured_from = "table" if pasted.get("measured_gbs") is not None or pasted.get("unjudged") else "answer"
+    # A table that is not one run (bw verdict `unjudged`, evidence/tests_table) has no scope to speak for.
+    scope = None if bw.get("verdict") == "unjudged" else "one_host" if one_host else "nodes"
+    return Observation("", {"scope": scope, "measured_from": measured_from,
                             "hardware": bw.get("hardware") or "unknown",
                             "limit": bw.get("limit"), "measured_gbs": bw.get("measured_gbs"),
                             "ceiling_gbs": ceiling.get("ceiling_gbs"),
