@@ -1,5 +1,5 @@
 """A check of the log's runbook that passed with no line of the text behind it judged nothing: the
-decision path says n.a. ("not judged: the text shows no line this check reads"), never pass, so a path
+decision path says n.a. ("not shown in the text: no line of it is one this check reads"), never pass, so a path
 cannot read "NCCL's bootstrap interface is one the peers can reach" beside a candidate that says it is
 not (evidence/differential.py _unshown). A check that read lines keeps its pass."""
 

@@ -19,6 +19,9 @@ from .cond_lexer import ExprError
 from .tristate import UNKNOWN, kleene_and, kleene_not, kleene_or
 
 MAX_WITNESSES = 20
+# The value a derived fact's field holds when the evidence did not show it (evidence/job_summary.py: log.job.scope,
+# log.job.gdr.state, gid/mtu verdicts): a fact reference that reads it reads UNKNOWN, so no check decides on it.
+UNSAID = "unknown"
 MAX_LIST = 100_000
 MAX_INT_BITS = 4096
 _ARITH = {"+", "-", "*", "/", "%"}
@@ -96,6 +99,8 @@ class Evaluator:
         value = obs.value if usable else UNKNOWN
         for key in node.keys:
             value = self._read(value, key, node.pos)
+        if value == UNSAID and node.keys:  # a derived field's own word for "not read": never compared as a value
+            value = UNKNOWN
         self.facts_used[node.text] = value
         self.fact_of[node.text] = node.fact
         return value
@@ -168,6 +173,8 @@ class Evaluator:
         args = [self.eval(arg) for arg in node.args]
         if node.name == "get" and isinstance(node.args[0], A.FactRef) and isinstance(args[1], str):
             self._narrow(node.args[0], args[0], args[1], fresh)
+        if node.name == "said":  # whether the evidence showed it: the one call an unknown argument decides
+            return not _absent(args[0])
         if any(arg is UNKNOWN for arg in args):
             return UNKNOWN
         if not func.null_ok and any(arg is None for arg in args):

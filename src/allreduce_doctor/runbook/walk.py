@@ -22,6 +22,7 @@ from .cond_ast import walk_var_attrs
 from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
+from .tristate import UNKNOWN
 from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
 
 
@@ -131,6 +132,9 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
     bad = [(fact, obs) for fact, obs in observations.items() if obs.status != OK]
     if bad:
         return "; ".join(f"{fact} is {obs.status}" + (f": {obs.reason}" if obs.reason else "") for fact, obs in bad)
+    unsaid = [ref for ref, value in used.items() if value is UNKNOWN]  # an ok fact's derived "unknown" (cond_eval UNSAID)
+    if unsaid:
+        return f"{', '.join(unsaid)} {'is' if len(unsaid) == 1 else 'are'} not shown in the evidence"
     nulls = [ref for ref, value in used.items() if value is None]
     if nulls:
         return f"{', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null or absent"
