@@ -20,7 +20,8 @@ from .tristate import UNKNOWN, kleene_and, kleene_not, kleene_or
 
 MAX_WITNESSES = 20
 # The value a derived fact's field holds when the evidence did not show it (evidence/job_summary.py: log.job.scope,
-# log.job.gdr.state, gid/mtu verdicts): a fact reference that reads it reads UNKNOWN, so no check decides on it.
+# log.job.gdr.state, gid/mtu verdicts). The Evaluator notes a read of it; with unsaid_unknown it reads UNKNOWN, so
+# an outcome that leads to a fault never rests on it (runbook/walk.py decide).
 UNSAID = "unknown"
 MAX_LIST = 100_000
 MAX_INT_BITS = 4096
@@ -37,8 +38,10 @@ def _absent(value: Any) -> bool:
 
 
 class Evaluator:
-    def __init__(self, facts: FactSource, max_witnesses: int = MAX_WITNESSES):
+    def __init__(self, facts: FactSource, max_witnesses: int = MAX_WITNESSES, unsaid_unknown: bool = False):
         self.facts = facts
+        self.unsaid_unknown = unsaid_unknown  # read UNSAID as UNKNOWN (the walk, before it lets a fault rest on it)
+        self.read_unsaid = False  # some fact reference read UNSAID
         self.max_witnesses = max_witnesses
         self.observations: dict[str, Observation] = {}
         self.facts_used: dict[str, Any] = {}  # reference text -> value read (UNKNOWN if not ok)
@@ -99,8 +102,10 @@ class Evaluator:
         value = obs.value if usable else UNKNOWN
         for key in node.keys:
             value = self._read(value, key, node.pos)
-        if value == UNSAID and node.keys:  # a derived field's own word for "not read": never compared as a value
-            value = UNKNOWN
+        if node.keys and value == UNSAID:  # a derived field's own word for "not shown"
+            self.read_unsaid = True
+            if self.unsaid_unknown:
+                value = UNKNOWN
         self.facts_used[node.text] = value
         self.fact_of[node.text] = node.fact
         return value

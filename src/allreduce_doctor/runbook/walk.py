@@ -22,8 +22,8 @@ from .cond_ast import walk_var_attrs
 from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
-from .tristate import UNKNOWN
 from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
+from .tristate import UNKNOWN
 
 
 @dataclass
@@ -59,6 +59,11 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     """
     answers = answers or {}
     safe = _SafeOnce()
+    healthy = _reaching_healthy(rs)
+
+    def faults(target: str) -> bool:  # an outcome from which no healthy end is reached
+        return target not in healthy
+
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
@@ -76,24 +81,29 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
             continue
         if isinstance(node, (CauseLeaf, HealthyLeaf)):
             break
-        decision = decide(node, facts, answers, safe)
+        decision = decide(node, facts, answers, safe, faults)
         decisions.append(decision)
         key = node.outcomes[decision.step.outcome].target
     else:  # build_set() rejects cycles; a hand-built set might not
         raise RunbookError(f"the walk did not reach a leaf from '{rs.entry}'")
     on_path = {d.step.node for d in decisions}
     swept = entered + [r for r in (also_sweep or []) if r in rs.runbooks and r not in entered]
-    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None, safe)
+    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None, safe, faults)
     return _diagnosis(rs, node, decisions, secondary, entered)
 
 
 def decide(node: Check | Question, facts: FactSource, answers: dict[str, str],
-           safe: Callable[[Any], Any] = json_safe) -> _Decision:
-    """Evaluate one check or question: its outcome, deciding value and evidence."""
+           safe: Callable[[Any], Any] = json_safe, faults: Callable[[str], bool] | None = None) -> _Decision:
+    """Evaluate one check or question: its outcome, deciding value and evidence. `faults(target)`: whether
+    an outcome's target can only end in a fault; such an outcome never rests on a derived "unknown"
+    (cond_eval.UNSAID: a GDR state no line showed): the check is evaluated again with it as UNKNOWN."""
     if isinstance(node, Question):
         return _answer(node, answers)
     ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
     outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
+    if ev.read_unsaid and outcome != "unknown" and faults is not None and faults(node.outcomes[outcome].target):
+        ev = evaluate(node.condition, facts, strict=False, unsaid_unknown=True)  # type: ignore[arg-type]
+        outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
     obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
     used = {ref: safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
     value: Any = json_safe(ev.witnesses) if ev.witnesses else used
@@ -147,7 +157,8 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
 
 
 def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[str], primary: str | None,
-          safe: Callable[[Any], Any] = json_safe) -> list[tuple[_Decision, CauseLeaf]]:
+          safe: Callable[[Any], Any] = json_safe, faults: Callable[[str], bool] | None = None
+          ) -> list[tuple[_Decision, CauseLeaf]]:
     """Secondary findings: other checks of the entered runbooks that land on a cause leaf."""
     found: list[tuple[_Decision, CauseLeaf]] = []
     seen = {primary} if primary else set()
@@ -158,7 +169,7 @@ def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[st
             leads = {label: rs.node(o.target) for label, o in node.outcomes.items() if label in ("yes", "no")}
             if not any(isinstance(t, CauseLeaf) and t.cause not in seen for t in leads.values()):
                 continue
-            decision = decide(node, facts, {}, safe)
+            decision = decide(node, facts, {}, safe, faults)
             leaf = leads.get(decision.step.outcome)
             if isinstance(leaf, CauseLeaf) and leaf.cause not in seen:
                 seen.add(leaf.cause)
