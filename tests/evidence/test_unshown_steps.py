@@ -5,8 +5,10 @@ not (evidence/differential.py _unshown). A check that read lines keeps its pass.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from allreduce_doctor.evidence.differential import UNSHOWN
 from tests.evidence.helpers import diagnose_json
@@ -49,8 +51,9 @@ def test_a_check_that_read_lines_still_passes(tmp_path):
 def test_the_text_report_shows_the_unjudged_steps_without_values(tmp_path):
     paste = tmp_path / "report.txt"
     paste.write_text(WORDS_ONLY)
+    src = str(Path(__file__).resolve().parents[2] / "src")  # this tree's code, not an installed copy
     out = subprocess.run([sys.executable, "-m", "allreduce_doctor", "diagnose", "--evidence", str(paste)],
-                         capture_output=True, text=True, timeout=60).stdout
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src}).stdout
     at = out.index("[n.a.] NCCL's bootstrap interface is one the peers can reach")
     assert out[at:].splitlines()[1].strip() == f"-> {UNSHOWN}"
     assert "[pass] NCCL's bootstrap interface is one the peers can reach" not in out

@@ -166,6 +166,6 @@ def step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) -> 
     for step in diag.path:
         if step.node == node:
             values = step.value if isinstance(step.value, dict) else {}
-            return [f"{source}: {f['fact']}" + (f" = {json.dumps(values[f['fact']])[:80]}" if f["fact"] in values else "")
+            return [f"{source}: {f['fact']}" + (f" = {json.dumps(values[f['fact']])[:80]}" if values.get(f["fact"]) is not None else "")
                     for f in step.facts if (source := _own_source(f, own))][:3]
     return []
