@@ -12,6 +12,7 @@ from allreduce_doctor.evidence.job_summary import FIELD_PARTS
 from allreduce_doctor.evidence.kinds import GENERIC
 from allreduce_doctor.runbook.diagnosis import Diagnosis
 from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
+from allreduce_doctor.runbook.walk import UNSHOWN_REASON
 from allreduce_doctor.status import STEP_NA, STEP_PASS
 
 # The fields of log.job / log.host computed from parts of the text (job_summary.FIELD_PARTS, host.FIELD_TOOLS):
@@ -93,14 +94,15 @@ def open_questions(diag: Diagnosis, rs: RunbookSet, job: dict | None = None) -> 
     """(cause, line, next step) for each check of the log's runbook that the text left open: the
     situation it tests is in the text, the fact that decides it is not (an unknown stays unknown, and its
     cause stays a candidate with what to collect). A check open because the text's derived fields said
-    nothing it tests (unsaid: "all") asks nothing of the text."""
+    nothing it tests (unsaid: "all": the walk's reason says a derived "unknown" was read, UNSHOWN_REASON) asks
+    nothing of the text; a fact read as null (failing pairs that could not be classed) stays a question."""
     out = []
     reasons = {i["node"]: i["reason"] for i in diag.inconclusive}
     own = field_sources(job)
     for at, step in enumerate(diag.path):
         if step.kind != "check" or step.outcome != "unknown" or not step.node.startswith("nccl_log."):
             continue
-        if unsaid(step, own) == "all":
+        if reasons.get(step.node, "").endswith(UNSHOWN_REASON) and unsaid(step, own) == "all":
             continue
         node = rs.node(step.node)
         if not isinstance(node, Check):  # a check step is a Check node

@@ -92,6 +92,11 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     return _diagnosis(rs, node, decisions, secondary, entered)
 
 
+# The end of an unknown reason whose check read a derived "unknown" (cond_eval.UNSAID): the text did not
+# show the fact, which is not the same as a fact read as null (evidence/differential_steps.py unsaid).
+UNSHOWN_REASON = "not shown in the evidence"
+
+
 def decide(node: Check | Question, facts: FactSource, answers: dict[str, str],
            safe: Callable[[Any], Any] = json_safe, faults: Callable[[str], bool] | None = None) -> _Decision:
     """Evaluate one check or question: its outcome, deciding value and evidence. `faults(target)`: whether
@@ -144,7 +149,7 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
         return "; ".join(f"{fact} is {obs.status}" + (f": {obs.reason}" if obs.reason else "") for fact, obs in bad)
     unsaid = [ref for ref, value in used.items() if value is UNKNOWN]  # an ok fact's derived "unknown" (cond_eval UNSAID)
     if unsaid:
-        return f"{', '.join(unsaid)} {'is' if len(unsaid) == 1 else 'are'} not shown in the evidence"
+        return f"{', '.join(unsaid)} {'is' if len(unsaid) == 1 else 'are'} {UNSHOWN_REASON}"
     nulls = [ref for ref, value in used.items() if value is None]
     if nulls:
         return f"{', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null or absent"
