@@ -57,3 +57,15 @@ def test_the_text_report_shows_the_unjudged_steps_without_values(tmp_path):
     at = out.index("[n.a.] NCCL's bootstrap interface is one the peers can reach")
     assert out[at:].splitlines()[1].strip() == f"-> {UNSHOWN}"
     assert "[pass] NCCL's bootstrap interface is one the peers can reach" not in out
+
+
+def test_a_check_passes_only_when_every_fact_it_read_was_shown(tmp_path):
+    # A 2-node nccl-tests table tells the scope (two hosts), no NCCL line tells the transport: "NCCL uses
+    # RDMA, not TCP sockets" read log.job.scope from the table and log.nccl.network from nothing, so it
+    # judged nothing (issue 29 item 3: a step with no observed value is not [pass]).
+    from tests.evidence.test_confidence_earned import TABLE
+
+    _, data, _ = diagnose_json(tmp_path, TABLE)
+    steps = _steps(data)
+    assert steps["nccl_log.socket"] == ("n.a.", UNSHOWN)
+    assert steps["nccl_log.libibverbs"] == ("n.a.", UNSHOWN)
