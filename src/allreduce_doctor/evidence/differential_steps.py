@@ -66,7 +66,8 @@ def bootstrapped(nccl: dict | None) -> str:
 def unshown(diag: Diagnosis, job: dict) -> None:
     """A check of the log's runbook that passed with a fact no line of the text is behind judged nothing
     (a scope read from a test table, a transport from no NCCL line at all: the False came from the fact
-    never shown): its badge is n.a., not pass (issue 29 item 3). Missing is never healthy (docs/design-rules.md); its outcome and the walk stay."""
+    never shown): its badge is n.a., not pass (issue 29 item 3).
+    Missing is never healthy (docs/design-rules.md); its outcome and the walk stay."""
     own = field_sources(job)
     for step in diag.path:
         if step.badge != STEP_PASS or not step.node.startswith("nccl_log.") or not step.facts:
