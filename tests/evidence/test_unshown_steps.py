@@ -1,12 +1,14 @@
 """A check of the log's runbook that passed with no line of the text behind it judged nothing: the
-decision path says n.a. ("not judged: the text shows no line this check reads"), never pass, so a path
+decision path says n.a. ("not shown in the text: no line of it is one this check reads"), never pass, so a path
 cannot read "NCCL's bootstrap interface is one the peers can reach" beside a candidate that says it is
 not (evidence/differential.py _unshown). A check that read lines keeps its pass."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from allreduce_doctor.evidence.differential import UNSHOWN
 from tests.evidence.helpers import diagnose_json
@@ -49,8 +51,21 @@ def test_a_check_that_read_lines_still_passes(tmp_path):
 def test_the_text_report_shows_the_unjudged_steps_without_values(tmp_path):
     paste = tmp_path / "report.txt"
     paste.write_text(WORDS_ONLY)
+    src = str(Path(__file__).resolve().parents[2] / "src")  # this tree's code, not an installed copy
     out = subprocess.run([sys.executable, "-m", "allreduce_doctor", "diagnose", "--evidence", str(paste)],
-                         capture_output=True, text=True, timeout=60).stdout
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src}).stdout
     at = out.index("[n.a.] NCCL's bootstrap interface is one the peers can reach")
     assert out[at:].splitlines()[1].strip() == f"-> {UNSHOWN}"
     assert "[pass] NCCL's bootstrap interface is one the peers can reach" not in out
+
+
+def test_a_check_passes_only_when_every_fact_it_read_was_shown(tmp_path):
+    # A 2-node nccl-tests table tells the scope (two hosts), no NCCL line tells the transport: "NCCL uses
+    # RDMA, not TCP sockets" read log.job.scope from the table and log.nccl.network from nothing, so it
+    # judged nothing (issue 29 item 3: a step with no observed value is not [pass]).
+    from tests.evidence.test_confidence_earned import TABLE
+
+    _, data, _ = diagnose_json(tmp_path, TABLE)
+    steps = _steps(data)
+    assert steps["nccl_log.socket"] == ("n.a.", UNSHOWN)
+    assert steps["nccl_log.libibverbs"] == ("n.a.", UNSHOWN)

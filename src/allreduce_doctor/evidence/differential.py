@@ -179,7 +179,7 @@ def _score_gaps(tally: Tally, diag: Diagnosis, rs: RunbookSet, paste: Paste, sai
     """What the text leaves open: the walk's open questions and the situations gaps.py reads (the walk reached
     the question itself: 3 points); a hang on one host with nothing failing shows no cause's line (2, not shown)."""
     nccl, job, ports = paste.nccl, paste.job, paste.ports
-    opened = (open_questions(diag, rs) + gaps.unrated_ports(ports) + gaps.down_ports(ports) + gaps.down_netdevs(job)
+    opened = (open_questions(diag, rs, job) + gaps.unrated_ports(ports) + gaps.down_ports(ports) + gaps.down_netdevs(job)
               + gaps.virtual_machine(job) + gaps.gdr_out_of_reach(job, said)
               + gaps.transport_unseen(nccl, job, said, CONTEXT))
     for cause, line, step in opened:

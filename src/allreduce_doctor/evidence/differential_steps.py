@@ -4,15 +4,22 @@ that judged nothing; the lines a step's facts were read from; the init that cros
 
 from __future__ import annotations
 
+import json
 import re
 
+from allreduce_doctor.evidence.host import FIELD_TOOLS
+from allreduce_doctor.evidence.job_summary import FIELD_PARTS
 from allreduce_doctor.evidence.kinds import GENERIC
 from allreduce_doctor.runbook.diagnosis import Diagnosis
 from allreduce_doctor.runbook.model import CauseLeaf, Check, RunbookSet
+from allreduce_doctor.runbook.walk import UNSHOWN_REASON
 from allreduce_doctor.status import STEP_NA, STEP_PASS
 
+# The fields of log.job / log.host computed from parts of the text (job_summary.FIELD_PARTS, host.FIELD_TOOLS):
+# with none of those parts pasted the field was never observed, whatever else the text holds.
+PARTS = {"job": set(FIELD_PARTS), "host": set(FIELD_TOOLS)}
 LINE_RE = re.compile(r"\S:\d+(?:-\d+)?(?:,|$)")  # FILE:LINE or FILE:A-B
-UNSHOWN = "not judged: the text shows no line this check reads"
+UNSHOWN = "not shown in the text: no line of it is one this check reads"
 
 
 def contradicted(diag: Diagnosis, rs: RunbookSet, job: dict, context_lines: set[str]) -> dict[str, list[str]]:
@@ -57,14 +64,15 @@ def bootstrapped(nccl: dict | None) -> str:
 
 
 def unshown(diag: Diagnosis, job: dict) -> None:
-    """A check of the log's runbook that passed with no line of the text behind any of its facts judged
-    nothing (the text shows no NCCL line of that kind because it shows none at all): its badge is n.a.,
-    not pass. Missing is never healthy (docs/design-rules.md); its outcome and the walk stay."""
+    """A check of the log's runbook that passed with a fact no line of the text is behind judged nothing
+    (a scope read from a test table, a transport from no NCCL line at all: the False came from the fact
+    never shown): its badge is n.a., not pass (issue 29 item 3).
+    Missing is never healthy (docs/design-rules.md); its outcome and the walk stay."""
     own = field_sources(job)
     for step in diag.path:
         if step.badge != STEP_PASS or not step.node.startswith("nccl_log.") or not step.facts:
             continue
-        if not any(LINE_RE.search(_own_source(f, own, fallback=True)) for f in step.facts):
+        if not all(LINE_RE.search(_own_source(f, own, fallback=True)) for f in step.facts):
             step.badge, step.means = STEP_NA, UNSHOWN
 
 
@@ -74,23 +82,28 @@ def field_sources(job: dict | None) -> dict[str, dict[str, str]]:
 
 def _own_source(fact_row: dict, own: dict[str, dict[str, str]], fallback: bool = False) -> str:
     """The lines a step's fact was read from: a field of log.host / log.job by its own parts. A field without
-    parts of its own has none (`fallback`: the observation's lines instead)."""
+    lines of its own has none; `fallback`: a field that names no parts (PARTS) takes the observation's lines."""
     observation, _, rest = fact_row["fact"].partition(".")[2].partition(".")
     table = own.get(f"log.{observation}") if fact_row["fact"].startswith("log.") else None
     field = rest.split(".")[0]
-    if table is not None and (field in table or not fallback):
+    if table is not None and (field in table or not fallback or field in PARTS.get(observation, ())):
         return table.get(field, "")
     return str(fact_row.get("source") or "")
 
 
-def open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str]]:
+def open_questions(diag: Diagnosis, rs: RunbookSet, job: dict | None = None) -> list[tuple[str, str, str]]:
     """(cause, line, next step) for each check of the log's runbook that the text left open: the
-    situation it tests is in the text, the fact that decides it is not (an unknown stays unknown,
-    and its cause stays a candidate with what to collect)."""
+    situation it tests is in the text, the fact that decides it is not (an unknown stays unknown, and its
+    cause stays a candidate with what to collect). A check open because the text's derived fields said
+    nothing it tests (unsaid: "all": the walk's reason says a derived "unknown" was read, UNSHOWN_REASON) asks
+    nothing of the text; a fact read as null (failing pairs that could not be classed) stays a question."""
     out = []
     reasons = {i["node"]: i["reason"] for i in diag.inconclusive}
+    own = field_sources(job)
     for at, step in enumerate(diag.path):
         if step.kind != "check" or step.outcome != "unknown" or not step.node.startswith("nccl_log."):
+            continue
+        if reasons.get(step.node, "").endswith(UNSHOWN_REASON) and unsaid(step, own) == "all":
             continue
         node = rs.node(step.node)
         if not isinstance(node, Check):  # a check step is a Check node
@@ -110,6 +123,30 @@ def open_questions(diag: Diagnosis, rs: RunbookSet) -> list[tuple[str, str, str]
     return out
 
 
+def observed_facts(step, own: dict[str, dict[str, str]]) -> list[str]:
+    """The facts of a step that read a known value from a line of the text ("log.job.bandwidth.verdict: below"),
+    each with the lines it was read from: what the step rests on (an unknown, an empty or a line-less value is not)."""
+    values = step.value if isinstance(step.value, dict) else {}
+    out = []
+    for f in step.facts:
+        source = _own_source(f, own, fallback=True)
+        value = values.get(f["fact"])
+        if value not in (None, "", [], {}) and f.get("status") == "ok" and LINE_RE.search(source):
+            out.append(f"{source}: {f['fact']} = {json.dumps(value)[:80]}")
+    return out
+
+
+def unsaid(step, own: dict[str, dict[str, str]]) -> str:
+    """Why a step is open when the text's derived fields did not say (every fact was read, one read null: a gdr
+    state "unknown" reads UNKNOWN, runbook/cond_eval.py UNSAID): "all" when none showed a value (the text shows
+    nothing it tests), "part" when another fact did (a busbw below the NICs' rate), "" when a fact is missing."""
+    values = step.value if isinstance(step.value, dict) else None
+    if not step.facts or values is None or any(f.get("status") != "ok" for f in step.facts) \
+            or all(values.get(f["fact"]) is not None for f in step.facts):
+        return ""
+    return "part" if observed_facts(step, own) else "all"
+
+
 def _guards(check: Check, before: Check) -> bool:
     """`check` only guards a cause leaf for `before`: its yes is the leaf, its no rejoins the chain where
     `before`'s unknown goes (a condition of its own, so that the sweep, checking it out of turn, finds
@@ -127,7 +164,11 @@ def _sources(step) -> str:
 
 
 def step_sources(diag: Diagnosis, node: str, own: dict[str, dict[str, str]]) -> list[str]:
+    """The deciding facts of a step, each with the lines it was read from and the value it read
+    ("FILE:LINES: log.job.gdr.state = "off""): the text report prints them beside the cause."""
     for step in diag.path:
         if step.node == node:
-            return [f"{source}: {f['fact']}" for f in step.facts if (source := _own_source(f, own))][:3]
+            values = step.value if isinstance(step.value, dict) else {}
+            return [f"{source}: {f['fact']}" + (f" = {json.dumps(values[f['fact']])[:80]}" if values.get(f["fact"]) is not None else "")
+                    for f in step.facts if (source := _own_source(f, own))][:3]
     return []

@@ -127,8 +127,9 @@ class NcclLog:
             self._failure("WARN", "", text.strip(), m.group(1) if m else None, where)
             return True
         m = BARE_CONN_RE.search(text)
-        if m is not None:
+        if m is not None:  # NCCL's own channel line, quoted: the NET fields it tells (gdr) rest on it
             self.connection(m.group(1))
+            self.where.add(where)
             return True
         return False
 

@@ -19,6 +19,10 @@ from .cond_lexer import ExprError
 from .tristate import UNKNOWN, kleene_and, kleene_not, kleene_or
 
 MAX_WITNESSES = 20
+# The value a derived fact's field holds when the evidence did not show it (evidence/job_summary.py: log.job.scope,
+# log.job.gdr.state, gid/mtu verdicts). The Evaluator notes a read of it; with unsaid_unknown it reads UNKNOWN, so
+# an outcome that leads to a fault never rests on it (runbook/walk.py decide).
+UNSAID = "unknown"
 MAX_LIST = 100_000
 MAX_INT_BITS = 4096
 _ARITH = {"+", "-", "*", "/", "%"}
@@ -34,8 +38,10 @@ def _absent(value: Any) -> bool:
 
 
 class Evaluator:
-    def __init__(self, facts: FactSource, max_witnesses: int = MAX_WITNESSES):
+    def __init__(self, facts: FactSource, max_witnesses: int = MAX_WITNESSES, unsaid_unknown: bool = False):
         self.facts = facts
+        self.unsaid_unknown = unsaid_unknown  # read UNSAID as UNKNOWN (the walk, before it lets a fault rest on it)
+        self.read_unsaid = False  # some fact reference read UNSAID
         self.max_witnesses = max_witnesses
         self.observations: dict[str, Observation] = {}
         self.facts_used: dict[str, Any] = {}  # reference text -> value read (UNKNOWN if not ok)
@@ -96,6 +102,10 @@ class Evaluator:
         value = obs.value if usable else UNKNOWN
         for key in node.keys:
             value = self._read(value, key, node.pos)
+        if node.keys and value == UNSAID:  # a derived field's own word for "not shown"
+            self.read_unsaid = True
+            if self.unsaid_unknown:
+                value = UNKNOWN
         self.facts_used[node.text] = value
         self.fact_of[node.text] = node.fact
         return value
@@ -168,6 +178,8 @@ class Evaluator:
         args = [self.eval(arg) for arg in node.args]
         if node.name == "get" and isinstance(node.args[0], A.FactRef) and isinstance(args[1], str):
             self._narrow(node.args[0], args[0], args[1], fresh)
+        if node.name == "said":  # whether the evidence showed it: the one call an unknown argument decides
+            return not _absent(args[0])
         if any(arg is UNKNOWN for arg in args):
             return UNKNOWN
         if not func.null_ok and any(arg is None for arg in args):

@@ -71,6 +71,7 @@ class Evaluation:
     fact_of: dict[str, str] = field(default_factory=dict)  # reference -> fact name
     observations: dict[str, Observation] = field(default_factory=dict)
     error: str | None = None  # with strict=False: why it could not be evaluated
+    read_unsaid: bool = False  # a fact reference read a derived "unknown" (cond_eval.UNSAID)
 
 
 def compile_condition(text: str, known_facts: Iterable[str]) -> Condition:
@@ -81,13 +82,13 @@ def compile_condition(text: str, known_facts: Iterable[str]) -> Condition:
     return Condition(text, expr, frozenset(cond_ast.walk_facts(expr)))
 
 
-def evaluate(condition: Condition, facts: FactSource, strict: bool = True) -> Evaluation:
+def evaluate(condition: Condition, facts: FactSource, strict: bool = True, unsaid_unknown: bool = False) -> Evaluation:
     """Evaluate a compiled condition to True / False / UNKNOWN, with its evidence.
 
     A ConditionError (a type mismatch in the observed data, say) is raised when `strict`;
     otherwise the result is UNKNOWN and `error` says why, with the evidence read so far.
     """
-    ev = Evaluator(facts)
+    ev = Evaluator(facts, unsaid_unknown=unsaid_unknown)
     error = None
     try:
         result = ev.truth_of(condition.expr)
@@ -95,4 +96,5 @@ def evaluate(condition: Condition, facts: FactSource, strict: bool = True) -> Ev
         if strict:
             raise
         result, error = UNKNOWN, str(exc)
-    return Evaluation(result, ev.witnesses, ev.witness_total, ev.facts_used, ev.fact_of, ev.observations, error)
+    return Evaluation(result, ev.witnesses, ev.witness_total, ev.facts_used, ev.fact_of, ev.observations, error,
+                      ev.read_unsaid)

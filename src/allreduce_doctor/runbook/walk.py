@@ -23,6 +23,7 @@ from .cond_eval import FactSource
 from .conditions import evaluate
 from .diagnosis import Diagnosis, EvidenceRow, Finding, Step, json_safe
 from .model import CauseLeaf, Check, HealthyLeaf, Node, Question, RunbookSet
+from .tristate import UNKNOWN
 
 
 @dataclass
@@ -58,6 +59,11 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
     """
     answers = answers or {}
     safe = _SafeOnce()
+    healthy = _reaching_healthy(rs)
+
+    def faults(target: str) -> bool:  # an outcome from which no healthy end is reached
+        return target not in healthy
+
     decisions: list[_Decision] = []
     entered: list[str] = []
     key = rs.entry
@@ -75,24 +81,34 @@ def walk(rs: RunbookSet, facts: FactSource, answers: dict[str, str] | None = Non
             continue
         if isinstance(node, (CauseLeaf, HealthyLeaf)):
             break
-        decision = decide(node, facts, answers, safe)
+        decision = decide(node, facts, answers, safe, faults)
         decisions.append(decision)
         key = node.outcomes[decision.step.outcome].target
     else:  # build_set() rejects cycles; a hand-built set might not
         raise RunbookError(f"the walk did not reach a leaf from '{rs.entry}'")
     on_path = {d.step.node for d in decisions}
     swept = entered + [r for r in (also_sweep or []) if r in rs.runbooks and r not in entered]
-    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None, safe)
+    secondary = sweep(rs, facts, swept, on_path, node.cause if isinstance(node, CauseLeaf) else None, safe, faults)
     return _diagnosis(rs, node, decisions, secondary, entered)
 
 
+# The end of an unknown reason whose check read a derived "unknown" (cond_eval.UNSAID): the text did not
+# show the fact, which is not the same as a fact read as null (evidence/differential_steps.py unsaid).
+UNSHOWN_REASON = "not shown in the evidence"
+
+
 def decide(node: Check | Question, facts: FactSource, answers: dict[str, str],
-           safe: Callable[[Any], Any] = json_safe) -> _Decision:
-    """Evaluate one check or question: its outcome, deciding value and evidence."""
+           safe: Callable[[Any], Any] = json_safe, faults: Callable[[str], bool] | None = None) -> _Decision:
+    """Evaluate one check or question: its outcome, deciding value and evidence. `faults(target)`: whether
+    an outcome's target can only end in a fault; such an outcome never rests on a derived "unknown"
+    (cond_eval.UNSAID: a GDR state no line showed): the check is evaluated again with it as UNKNOWN."""
     if isinstance(node, Question):
         return _answer(node, answers)
     ev = evaluate(node.condition, facts, strict=False)  # type: ignore[arg-type]
     outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
+    if ev.read_unsaid and outcome != "unknown" and faults is not None and faults(node.outcomes[outcome].target):
+        ev = evaluate(node.condition, facts, strict=False, unsaid_unknown=True)  # type: ignore[arg-type]
+        outcome = "yes" if ev.result is True else "no" if ev.result is False else "unknown"
     obs_of = {ref: ev.observations[fact] for ref, fact in ev.fact_of.items()}
     used = {ref: safe(v) for ref, v in ev.facts_used.items()}  # once: the step and the evidence show it
     value: Any = json_safe(ev.witnesses) if ev.witnesses else used
@@ -131,6 +147,9 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
     bad = [(fact, obs) for fact, obs in observations.items() if obs.status != OK]
     if bad:
         return "; ".join(f"{fact} is {obs.status}" + (f": {obs.reason}" if obs.reason else "") for fact, obs in bad)
+    unsaid = [ref for ref, value in used.items() if value is UNKNOWN]  # an ok fact's derived "unknown" (cond_eval UNSAID)
+    if unsaid:
+        return f"{', '.join(unsaid)} {'is' if len(unsaid) == 1 else 'are'} {UNSHOWN_REASON}"
     nulls = [ref for ref, value in used.items() if value is None]
     if nulls:
         return f"{', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null or absent"
@@ -143,7 +162,8 @@ def _unknown_reason(error: str | None, observations: dict[str, Observation], use
 
 
 def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[str], primary: str | None,
-          safe: Callable[[Any], Any] = json_safe) -> list[tuple[_Decision, CauseLeaf]]:
+          safe: Callable[[Any], Any] = json_safe, faults: Callable[[str], bool] | None = None
+          ) -> list[tuple[_Decision, CauseLeaf]]:
     """Secondary findings: other checks of the entered runbooks that land on a cause leaf."""
     found: list[tuple[_Decision, CauseLeaf]] = []
     seen = {primary} if primary else set()
@@ -154,7 +174,7 @@ def sweep(rs: RunbookSet, facts: FactSource, entered: list[str], on_path: set[st
             leads = {label: rs.node(o.target) for label, o in node.outcomes.items() if label in ("yes", "no")}
             if not any(isinstance(t, CauseLeaf) and t.cause not in seen for t in leads.values()):
                 continue
-            decision = decide(node, facts, {}, safe)
+            decision = decide(node, facts, {}, safe, faults)
             leaf = leads.get(decision.step.outcome)
             if isinstance(leaf, CauseLeaf) and leaf.cause not in seen:
                 seen.add(leaf.cause)
