@@ -9,7 +9,7 @@ transports as sets: shapes.py VALUE_RE), and every other message once per shape 
 message with its per-rank numbers and pointers made alike). What it summarizes: a message many
 ranks print, word for word or but for their numbers, counts once, with the host of its first
 occurrence; the hosts and devices are those of the lines read and of each block's first
-SAMPLE_LINES; transports are looked for in the first VIA_WINDOW bytes of each block, and the job
+SAMPLE_LINES; transports are looked for in VIA_WINDOW bytes at VIA_LOOKS places of each block, and the job
 size in the first communicator line of each block and the first line of each shape. So the cost
 follows the bytes and the shapes, not how many ranks print their own numbers.
 
@@ -54,10 +54,12 @@ _ALERT_LEVELS = (b"warn", b"abort", b"error")
 _LEVEL_WORDS = (b"WARN", b"ABORT", b"ERROR")  # as _RARE_RE reads them: a key that starts so is all of that level
 _LEVEL_RE = re.compile(rb"NCCL ((?:WARN|ABORT|ERROR)[^\n]*)")
 FIND_KEYS_MAX = 8  # failure keys in a block looked for one by one; past it, one scan finds them all
-VIA_WINDOW = 64 << 10  # bytes of each bulk block scanned for transports not seen before
+VIA_WINDOW = 64 << 10  # bytes scanned for transports not seen before, at VIA_LOOKS places of each bulk block
+VIA_LOOKS = 4
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
 _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+_CONN_LINE_RE = re.compile(rb"NCCL INFO:? (?:Channel|Ring) \d")  # the connection lines nccl.py reads (CONN_RE)
 # A communicator line that is chatter but for one fact: ranks on two hosts that completed init
 # (nccl.py init_across_hosts). The first few of each block are looked at, each new host's read.
 _INIT_DONE = b"- Init COMPLETE\n"
@@ -168,8 +170,10 @@ class BulkReader:
         if size is not None:
             nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,
                           int(size.group(3)) if size.group(3) else None)
-        window = buf.find(b"\n", min(end - 1, start + VIA_WINDOW), end) + 1 or end  # whole lines only
-        self._transports(buf, start, window)
+        for look in range(VIA_LOOKS):  # srun prints a group's connection lines after its init lines
+            at = start if not look else buf.find(b"\n", start + (end - start) * look // VIA_LOOKS, end) + 1 or end
+            window = buf.find(b"\n", min(end - 1, at + VIA_WINDOW), end) + 1 or end  # whole lines only
+            self._transports(buf, at, window)
 
     def _wanted(self, keys: dict[bytes, None]) -> tuple[set, set]:
         """(the messages whose first line is read, those read at every line) of a block's messages:
@@ -263,7 +267,8 @@ class BulkReader:
         return out
 
     def _transports(self, buf: bytearray, pos: int, end: int) -> None:
-        """Connection lines: only transports not seen before are read (one scan when none is new)."""
+        """Connection lines: only transports not seen before are read (one scan when none is new); a
+        token first seen in another line (CollNet's) is skipped from then on, as the line path skips it."""
         while True:
             if self._via_re is None:
                 alts = b"|".join(re.escape(t) for t in self._known_via)
@@ -277,5 +282,7 @@ class BulkReader:
                 continue
             self._known_via.append(token)
             self._via_re = None
-            self.nccl.connection(decode(token))
+            bol = buf.rfind(b"\n", 0, m.start()) + 1
+            if _CONN_LINE_RE.search(buf, bol, m.start()):  # as nccl.py reads them: not coll_net.cc `CollNet %02d/%1d`
+                self.nccl.connection(decode(token))
             pos = m.start()
