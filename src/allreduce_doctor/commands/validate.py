@@ -23,6 +23,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     launch.add_argument("--launcher", metavar="TEMPLATE", help="launcher words before the benchmark, with {nodes}, "
                         "{nodelist}, {ranks_per_node}, {ntasks}, {hostfile}; e.g. 'srun --mpi=pmix -N {nodes} "
                         "--ntasks-per-node {ranks_per_node}' (default: srun inside an allocation, mpirun with --hostfile)")
+    launch.add_argument("--mpi", metavar="TYPE", help="srun's --mpi (default: the site's MpiDefault from scontrol "
+                        "show config, pmix where that is none or unknown)")
+    launch.add_argument("--gpu-request", choices=("gpus-per-node", "gres", "none"), help="how each srun step asks for "
+                        "its GPUs: --gpus-per-node=N, --gres=gpu:N or not at all (default gpus-per-node, none where "
+                        "GresTypes has no gpu)")
     launch.add_argument("--hostfile", metavar="FILE", help="launch with mpirun and this hostfile (its nodes, without --nodes)")
     launch.add_argument("--nccl-tests", metavar="DIR", help="nccl-tests folder (DIR or DIR/build); default: PATH")
     launch.add_argument("--perftest", metavar="DIR", help="folder holding ib_write_bw for --incast; default: PATH")
