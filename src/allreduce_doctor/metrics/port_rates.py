@@ -117,10 +117,13 @@ def port_rates(observations: Observations) -> list[dict]:
 
 
 def attach_run(diagnosis: dict, observations: Observations, started: float) -> dict:
-    """Add what the metrics need beyond the JSON: the port rates and the run's timing.
+    """Add what the metrics need beyond the JSON: the port rates and counters, the run's timing.
 
     started: the time.monotonic() value at the start of the run."""
+    from allreduce_doctor.metrics.port_counters import port_counters
+
     diagnosis["port_rates"] = port_rates(observations)
+    diagnosis["port_counters"] = port_counters(observations)
     diagnosis["run"] = {"duration_seconds": round(time.monotonic() - started, 3),
                         "finished_timestamp_seconds": round(time.time(), 3)}
     return diagnosis
