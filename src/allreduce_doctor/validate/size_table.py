@@ -24,8 +24,8 @@ HEADER = ("benchmark", "size_bytes", "algbw_gbps", "busbw_gbps", "expected_gbps"
 def _expected(data: dict) -> float | None:
     step = next((s for s in data.get("path") or [] if s.get("node") == "validate.busbw"), None)
     verdicts = (step or {}).get("value") or {}
-    found = [v.get("expected_gbs") for v in verdicts.values() if isinstance(v, dict) and v.get("expected_gbs")]
-    return float(found[0]) if found else None
+    found = [float(v["expected_gbs"]) for v in verdicts.values() if isinstance(v, dict) and v.get("expected_gbs")]
+    return found[0] if found else None
 
 
 def rows(root: Path, data: dict) -> list[list]:
