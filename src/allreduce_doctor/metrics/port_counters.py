@@ -14,10 +14,10 @@ counts: rate() would read 0, "quiet") is absent, never 0.
 
 from __future__ import annotations
 
-from allreduce_doctor.metrics.port_rates import MICROSECONDS
 from allreduce_doctor.observations import Observations
 from allreduce_doctor.probes.counter_names import PRIORITIES, driver_of, names
 
+MICROSECONDS = 1e6  # ethtool's pause durations are microseconds
 # name -> HELP; the families in this order.
 COUNTER_METRICS = {
     "allreduce_doctor_port_pause_frames_total":
