@@ -162,7 +162,8 @@ def _score_signatures(tally: Tally, errors: dict[str, dict], one_host: bool, cau
     for kind, entry in errors.items():
         if killed and kind in HANG_FRAMES:
             continue  # the backtrace of a killed process: its frames say where it died, not that it waits
-        cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and _between(causes, c.cause)))
+        cands = tuple(c for c in signatures.candidates().get(kind, ())
+                      if not (one_host and (c.between_hosts or _between(causes, c.cause))))
         weak = kind in GENERIC or kind in CONTEXT
         weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)
         if entry.get("blocking") and not weak:
