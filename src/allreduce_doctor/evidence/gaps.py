@@ -67,7 +67,7 @@ def down_ports(ports: list | None) -> list[tuple[str, str, str]]:
     if not down:
         return []
     names = ", ".join(_port_state(p) for p in down[:4])
-    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
+    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports or []) else ""
     return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
              "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import signatures
@@ -91,7 +92,7 @@ def _p2p_verdict(bandwidth: dict) -> dict:
     slow = [(i, j) for i, j in pairs if off[(i, j)] > 0 and on[(i, j)] < P2P_SLOW_RATIO * off[(i, j)]]
     if not pairs:
         return {"pairs": 0, "slow_pairs": 0, "slower_than_host": None}
-    out = {"pairs": len(pairs), "slow_pairs": len(slow), "slower_than_host": bool(slow)}
+    out: dict[str, Any] = {"pairs": len(pairs), "slow_pairs": len(slow), "slower_than_host": bool(slow)}
     if slow:
         i, j = slow[0]
         out["example"] = f"GPU{i}->GPU{j} {on[(i, j)]:.2f} GB/s direct, {off[(i, j)]:.2f} GB/s through host memory"
