@@ -166,7 +166,7 @@ def socket_ifname(inputs: Inputs) -> Observation:
         if not matched:
             problem = "no interface in the job's network namespace matches" if where.startswith("the job") \
                 else "no interface on this node matches"
-    if matched and problem is None and where.startswith("the job"):
+    if matched and problem is None and job is not None and where.startswith("the job"):  # job read: OK
         problem = _unaddressed(matched, job.value, _vars(inputs).get("NCCL_SOCKET_FAMILY", ""))
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
@@ -352,7 +352,7 @@ def iommu_mode(inputs: Inputs) -> Observation:
         return Observation("", {"mode": "translated", "from": "kernel log: an IOMMU fault", "types": [],
                                 "example": faults[0][:200]}, OK)
     cmdline = inputs["kernel.cmdline"].value if inputs["kernel.cmdline"].status == OK else {}
-    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu"))
+    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu", ""))
     if named:
         return Observation("", {"mode": named, "from": "/proc/cmdline", "types": []}, OK)
     return Observation("", None, MISSING, reason="no iommu_group type readable, no IOMMU fault logged (or no kernel log read), "
