@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from allreduce_doctor.status import READ_STATUS, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 
@@ -98,7 +99,8 @@ def observed_text(row: dict, witnesses: dict, limit: int = MAX_VALUE) -> str:
     """An evidence row's observed value on one line. The row of a failed check whose fact holds the
     records that failed it shows those records (the port and its rate, the GID with its type and
     netdev), not the names of every record checked; `witnesses` maps a check to its deciding value."""
-    held, observed = witnesses.get(row.get("node")), row.get("observed")
+    held: Any = witnesses.get(row.get("node"))
+    observed = row.get("observed")
     if _records(held) and isinstance(observed, list) and all(w in observed for w in held):
         return short(held, limit)
     return short(observed, limit, collection=True)

@@ -75,7 +75,7 @@ def render_text(d: dict) -> str:
     if (d.get("context") or {}).get("needs_root"):
         out.append(f"  PARTIAL: not seen without root: {', '.join(d['context']['needs_root'])}; run as root for the whole check")
     rc = _outcome(d)
-    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
+    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict", "")):
         out.append(f"  {rc['title']}")
     if rc.get("summary"):
         out.append(f"  {' '.join(rc['summary'].split())}")

@@ -182,12 +182,20 @@ def _score_gaps(tally: Tally, diag: Diagnosis, rs: RunbookSet, paste: Paste, sai
     nccl, job, ports = paste.nccl, paste.job, paste.ports
     opened = (open_questions(diag, rs, job) + gaps.unrated_ports(ports) + gaps.down_ports(ports) + gaps.down_netdevs(job)
               + gaps.virtual_machine(job) + gaps.gdr_out_of_reach(job, said)
-              + gaps.transport_unseen(nccl, job, said, CONTEXT))
+              + gaps.transport_unseen(nccl, job, said, CONTEXT) + gaps.acs_unplaced(*_host_and_lspci(paste)))
     for cause, line, step in opened:
         if cause in causes and not causes[cause].healthy:
             tally.add(cause, 3.0, line, step)
     for cause, line, step in gaps.hang_on_one_host(nccl, job, said, CONTEXT):
         tally.add(cause, 2.0, line, step, shown=False)
+
+
+def _host_and_lspci(paste: Paste) -> tuple[dict | None, bool]:
+    """log.host of the paste, and whether a whole lspci -vvv (the node's pci.lspci) was pasted."""
+    facts = paste.facts
+    host = facts.get("log.host") if facts is not None else None
+    lspci = facts.get("pci.lspci") if facts is not None else None
+    return (host.value if host is not None and host.ok else None), lspci is not None and lspci.ok
 
 
 def _weigh(tally: Tally, said: str | None, against: dict[str, list[str]], decided: str | None, causes: dict) -> None:

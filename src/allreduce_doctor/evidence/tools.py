@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 MAX_BLOCK_LINES = 20000
 
@@ -161,4 +162,4 @@ _STARTS = re.compile("|".join(f"(?P<{t.name}>{t.start.pattern})" for t in TOOLS)
 def starts(text: str) -> Tool | None:
     """The tool whose output this line starts (one combined scan; the first listed wins)."""
     m = _STARTS.match(text)
-    return BY_NAME[m.lastgroup] if m else None
+    return BY_NAME[cast(str, m.lastgroup)] if m else None  # every alternative is a named group

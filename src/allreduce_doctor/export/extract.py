@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 UNKNOWN = "unknown"
 MAX_DEPTH = 8
@@ -34,7 +36,7 @@ def _dicts(value, depth: int = 0):
         return
     if isinstance(value, dict):
         yield value
-        children = value.values()
+        children: Iterable[Any] = value.values()
     elif isinstance(value, list):
         children = value
     else:
@@ -81,7 +83,7 @@ def _nccl_log_versions(d: dict) -> list[str]:
 def versions(d: dict) -> list[tuple[str, str]]:
     """(label, value) for kernel, GPU driver, NCCL, rdma-core and NIC firmware; unknown when absent."""
     ctx = d.get("context") or {}
-    given = ctx.get("versions") if isinstance(ctx.get("versions"), dict) else {}
+    given = ctx["versions"] if isinstance(ctx.get("versions"), dict) else {}
     out = []
     for name, keys in VERSION_KEYS.items():
         value = _scalar(given.get(name)) or next((v for v in map(lambda k: _scalar(ctx.get(k)), keys) if v), None)
@@ -121,7 +123,7 @@ def _number(value) -> float | None:
 def bandwidth(d: dict) -> dict | None:
     """{"measured": GB/s, "expected": GB/s or None, and "note" where the Diagnosis says why the NICs' rate is
     no yardstick} when the evidence measured bus bandwidth."""
-    own = d.get("bandwidth") if isinstance(d.get("bandwidth"), dict) else {}
+    own = d["bandwidth"] if isinstance(d.get("bandwidth"), dict) else {}
     if _number(own.get("measured_gbs")):  # the Diagnosis's own comparison (busbw.summary) comes first
         out = {"measured": _number(own["measured_gbs"]), "expected": _number(own.get("expected_gbs")), "unit": "GB/s"}
         return out | ({"note": own["note"]} if isinstance(own.get("note"), str) else {})

@@ -155,7 +155,7 @@ def _title(verdict: str, cause: str, cause_title: str, where: str, bw: dict | No
 def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
     rc = d.get("root_cause") or {}
     if rc.get("confidence"):
-        ranked = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
+        ranked: dict = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
         why = rc.get("confidence_reason") or "; ".join(ranked.get("supporting") or []) or "ranked from the pasted evidence"
         return one_line(rc["confidence"], 40), one_line(why)
     if d.get("verdict") == NOT_APPLICABLE:  # nothing was judged: no check passed, none failed
@@ -205,7 +205,7 @@ def _raw_blocks(d: dict, deciding: list[str]) -> list[RawBlock]:
 def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
     out = [one_line(d["context"]["symptom"])] if isinstance(d["context"].get("symptom"), str) else []
     phrase = _bandwidth_phrase(bw)
-    if phrase:
+    if phrase and bw:  # a phrase only for a measured bandwidth
         ratio = f" ({bw['measured'] / bw['expected']:.0%} of expected)" if bw.get("expected") else ""
         out.append(f"Measured all-reduce {phrase}{ratio}.")
     if bw and bw.get("note"):  # why the NICs' rate is no yardstick for it (busbw.summary)

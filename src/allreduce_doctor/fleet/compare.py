@@ -164,7 +164,7 @@ def patterns(records: dict[str, dict]) -> list[dict]:
 
     pausing = [n for n, c in roce.items() if said(c, "pause_tx") or said(c, "pause_rx")]
     lossy = {n: c["loss"].get("ports") or [] for n, c in roce.items() if said(c, "loss")}
-    found = []
+    found: list[dict[str, Any]] = []
     if len(roce) >= 2 and len(pausing) * 2 > len(roce) and not lossy:
         def sent(n: str) -> float:  # the share of the window this node spent sending pause
             return ((roce[n].get("pause_tx") or {}).get("worst") or {}).get("pause_tx_fraction") or 0.0

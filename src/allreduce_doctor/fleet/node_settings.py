@@ -113,7 +113,7 @@ def _gid_indexes(obs: Observations, roce_ports: set[str]) -> dict[str, Any]:
 
 def _rate(row: dict, *names: str) -> float | None:
     interval = row.get("interval")
-    values = [row.get(n) for n in names]
+    values: list[Any] = [row.get(n) for n in names]
     if not isinstance(interval, (int, float)) or interval <= 0 or any(not isinstance(v, (int, float)) for v in values):
         return None
     return sum(values) / interval
@@ -121,7 +121,7 @@ def _rate(row: dict, *names: str) -> float | None:
 
 def _numbers(obs: Observations, ports: list[dict]) -> dict[str, float]:
     numbers: dict[str, float] = {}
-    rates = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
+    rates: list[Any] = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
     if rates:
         numbers["link_rate_gbps"] = float(min(rates))
     roce = obs.rows("roce.counters")

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+from typing import IO, cast
 
 from allreduce_doctor.hosts.base import (
     FILE_DENIED,
@@ -236,8 +237,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
         return CommandResult(argv, None, error="not found", duration=time.monotonic() - start)
     except PermissionError:
         return CommandResult(argv, None, error="permission denied", duration=time.monotonic() - start)
-    except OSError as err:
-        return CommandResult(argv, None, error=str(err), duration=time.monotonic() - start)
+    except OSError as exc:
+        return CommandResult(argv, None, error=str(exc), duration=time.monotonic() - start)
     with _running_lock:
         _running.add(proc.pid)
     try:
@@ -246,8 +247,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
         _sweep(proc, tag)
         with _running_lock:
             _running.discard(proc.pid)
-        proc.stdout.close()
-        proc.stderr.close()
+        for pipe in _pipes(proc):
+            pipe.close()
     with _decoding:  # one output at a time is held twice (its bytes and its text), never several
         stdout, out = out.decode("utf-8", errors="replace"), None
         stderr, err = err.decode("utf-8", errors="replace"), None
@@ -265,7 +266,8 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
 def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None, on_stop=None):
     """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over,
     timed_out), out and err the buffers themselves (decoded once by the caller, never copied)."""
-    buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    out_fd, err_fd = (pipe.fileno() for pipe in _pipes(proc))
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
     size, swept = 0, False
     with selectors.DefaultSelector() as sel:
         for fd in buffers:
@@ -285,7 +287,7 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
                         continue
                     size += len(data)
                     buffers[key.fd] += data[: max(0, len(data) - (size - cap))] if size > cap else data
-                    if on_stdout is not None and key.fd == proc.stdout.fileno():
+                    if on_stdout is not None and key.fd == out_fd:
                         on_stdout(data)
                     if size > cap:
                         return "over"
@@ -303,7 +305,7 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
 
         def stopping() -> None:
             if on_stop is not None and proc.poll() is None:
-                on_stop(proc.pid, wait, lambda: bytes(buffers[proc.stderr.fileno()]))
+                on_stop(proc.pid, wait, lambda: bytes(buffers[err_fd]))
         try:
             why = pump(deadline, False)
         except KeyboardInterrupt:
@@ -312,11 +314,16 @@ def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, o
         if why != "eof":
             if why == "time":
                 stopping()
-            return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], why == "over", why == "time"
+            return buffers[out_fd], buffers[err_fd], why == "over", why == "time"
         exited = _exited(proc, deadline)  # the pipes closed: the command itself may still run
         if not exited:
             stopping()
-    return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], False, not exited
+    return buffers[out_fd], buffers[err_fd], False, not exited
+
+
+def _pipes(proc: subprocess.Popen) -> tuple[IO[bytes], IO[bytes]]:
+    """The command's stdout and stderr: both are PIPE (run_bounded), never None."""
+    return cast(IO[bytes], proc.stdout), cast(IO[bytes], proc.stderr)
 
 
 def _exited(proc: subprocess.Popen, until: float) -> bool:

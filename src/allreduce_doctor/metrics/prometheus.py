@@ -60,7 +60,7 @@ def _family(name: str, help_text: str, samples: list[tuple[dict, float]], kind: 
 
 def _checks(d: dict) -> list[tuple[dict, float]]:
     skipped = set(d.get("skipped_checks") or [])
-    samples = []
+    samples: list[tuple[dict, float]] = []
     for step in d.get("path") or []:
         if step.get("kind") != "check":
             continue
@@ -83,7 +83,7 @@ def _finished(d: dict) -> float | None:
 
 def render_prometheus(d: dict) -> str:
     verdict = d.get("verdict")
-    families = {
+    families: dict[str, list[tuple[dict, float]]] = {
         "allreduce_doctor_verdict": [({"verdict": v}, 1 if v == verdict else 0) for v in VERDICTS],
         "allreduce_doctor_cause": [({"cause": f.get("cause"), "severity": f.get("severity"), "owner": f.get("owner")}, 1)
                                    for f in d.get("findings") or []],

@@ -114,7 +114,8 @@ def _aer_on_path(lines: list[str], lspci: Observation | None) -> tuple[list[str]
         return lines, [], ("uncorrectable AER errors were logged, but whether their devices carry NCCL's traffic "
                            "is unknown: lspci -vvv was not read")
     path = pci_path.on_path(lspci.value)
-    on, off = [], []
+    on: list[str] = []
+    off: list[str] = []
     for line in lines:
         source = _AER_SOURCE.search(line)
         named = [source.group(1)] if source else pci_path.BDF.findall(line)
