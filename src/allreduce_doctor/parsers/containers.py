@@ -145,6 +145,48 @@ def _flow_items(value: str) -> list[str]:
     return [v.strip().strip("'\"") for v in value.strip("[] ").split(",") if v.strip()]
 
 
+_FLOW_RE = re.compile(r"[\"']?([\w./-]+)[\"']?\s*:\s*(\[[^\]]*\]|[^,{}\[\]]*)")
+
+
+def _pairs(line: str) -> list[tuple[bool, str, str]]:
+    """(at column 0, key, value) of a YAML line: `key: value`, `- key: value`, or the pairs of a flow
+    mapping (`- { name: devinf, hostPath: { path: /dev/infiniband }}`)."""
+    if "{" in line:
+        return [(False, k, v.strip().strip("'\"")) for k, v in _FLOW_RE.findall(line.split("{", 1)[1])]
+    m = _KEY_RE.match(line)
+    return [(not m.group(1), m.group(2), m.group(3).strip("'\""))] if m else []
+
+
+def _take(out: dict, key: str, value: str) -> dict | None:
+    """Read one key into `out`, or return what it adds to the pod's lists and flags."""
+    low = value.lower()
+    if key == "hostNetwork":
+        out["host_network"] = low in _TRUE
+    elif key == "hostIPC":
+        out["host_ipc"] = low in _TRUE
+    elif key == "privileged":
+        out["privileged"] = low in _TRUE
+    elif key == "securityContext":
+        return {"seen_security": True}
+    elif key == "add" and value:
+        return {"caps": _flow_items(value)}
+    elif key in ("limits", "requests"):
+        return {"seen_resources": True}
+    elif "/" in key or key in ("cpu", "memory"):
+        if key in ("nvidia.com/gpu", "amd.com/gpu") and value.isascii() and value.isdigit():
+            out["gpus"] = max(int(value), out["gpus"] or 0)
+        return {"resources": [key]}  # a Multus `k8s.v1.cni.cncf.io/networks` annotation counts as another resource
+    elif key == "path" and value.startswith("/dev/infiniband"):
+        return {"hostpath_ib": True}
+    elif key == "medium" and value == "Memory":
+        return {"shm_memory": True}
+    elif key == "sizeLimit":
+        return {"size_limit": k8s_quantity(value)}
+    elif key == "mountPath" and value.rstrip("/") == "/dev/shm":
+        return {"shm_mounted": True}
+    return None
+
+
 @parser("k8s_pod_spec")
 def parse_k8s_pod_spec(text: str) -> dict:
     """A pod spec or a fragment of one (read line by line: a fragment is no valid YAML document) -> the
@@ -152,73 +194,47 @@ def parse_k8s_pod_spec(text: str) -> dict:
     only when the text shows a container's resources and nothing else can hand it RDMA devices."""
     require(text, "a Kubernetes pod spec")
     out = _empty("kubernetes")
-    resources: list[str] = []
-    caps_added: list[str] = []
-    seen_resources = seen_security = hostpath_ib = multus = False
-    shm_memory = shm_mounted = False
-    size_limit = None
+    seen: dict = {"resources": [], "caps": []}  # what _take found: lists, flags, size_limit
     in_add = False
     keys = 0
     manifest: set[str] = set()
     for line in lines(text):
         item = _ITEM_RE.match(line)
         if in_add and item:
-            caps_added.append(item.group(1))
+            seen["caps"].append(item.group(1))
             continue
-        m = _KEY_RE.match(line)
-        if m is None:
-            in_add = False
-            continue
-        keys += 1
-        key, value = m.group(2), m.group(3).strip("'\"")
-        in_add = key == "add" and not value
-        low = value.lower()
-        if key in ("apiVersion", "kind") and not m.group(1):
-            manifest.add(key)
-        elif key == "hostNetwork":
-            out["host_network"] = low in _TRUE
-        elif key == "hostIPC":
-            out["host_ipc"] = low in _TRUE
-        elif key == "privileged":
-            out["privileged"] = low in _TRUE
-        elif key == "securityContext":
-            seen_security = True
-        elif key == "add" and value:
-            caps_added += _flow_items(value)
-        elif key in ("limits", "requests"):
-            seen_resources = True
-        elif "/" in key or key in ("cpu", "memory"):
-            resources.append(key)
-            if key in ("nvidia.com/gpu", "amd.com/gpu") and value.isascii() and value.isdigit():
-                out["gpus"] = max(int(value), out["gpus"] or 0)
-        elif key == "path" and value.startswith("/dev/infiniband"):
-            hostpath_ib = True
-        elif key == "k8s.v1.cni.cncf.io/networks" or key.endswith("/networks"):
-            multus = True
-        elif key == "medium" and value == "Memory":
-            shm_memory = True
-        elif key == "sizeLimit":
-            size_limit = k8s_quantity(value)
-        elif key == "mountPath" and value.rstrip("/") == "/dev/shm":
-            shm_mounted = True
+        pairs = _pairs(line)
+        in_add = False
+        for top, key, value in pairs:
+            keys += 1
+            in_add = key == "add" and not value
+            if key in ("apiVersion", "kind") and top:
+                manifest.add(key)
+            for name, got in (_take(out, key, value) or {}).items():
+                if isinstance(got, list):
+                    seen[name] += got
+                else:
+                    seen[name] = got if name == "size_limit" else seen.get(name) or got
     if keys == 0:
         raise fail("a Kubernetes pod spec (key: value lines)", text)
     whole = manifest == {"apiVersion", "kind"}
+    resources = seen["resources"]
     rdma = [r for r in resources if RDMA_RESOURCE_RE.match(r)]
     out["rdma_resources"] = sorted(set(rdma))
-    if caps_added or seen_security:
-        out["cap_ipc_lock"] = any(c.upper().removeprefix("CAP_") in ("IPC_LOCK", "ALL") for c in caps_added)
+    if seen["caps"] or seen.get("seen_security"):
+        out["cap_ipc_lock"] = any(c.upper().removeprefix("CAP_") in ("IPC_LOCK", "ALL") for c in seen["caps"])
     if out["privileged"]:
         out["cap_ipc_lock"] = True
     other = [r for r in resources if not RDMA_RESOURCE_RE.match(r) and not _PLAIN_RESOURCES.match(r)]
-    if rdma or hostpath_ib or out["privileged"]:
+    if rdma or seen.get("hostpath_ib") or out["privileged"]:
         out["ib_devices"] = True
-    elif seen_resources and not other and not multus and (seen_security or whole):
-        # the container's resources and its securityContext (or the whole manifest) shown: nothing hands it RDMA
+    elif seen.get("seen_resources") and not other and (seen.get("seen_security") or whole):
+        # the container's resources and its securityContext (or the whole manifest) shown, and no extended
+        # resource or network annotation that could hand it RDMA devices (an SR-IOV pool, Multus)
         out["ib_devices"] = False
-    if shm_memory and shm_mounted:
-        out["shm_bytes"] = size_limit  # None: no sizeLimit, the node's memory bounds it
-    elif whole and not shm_mounted and not out["host_ipc"]:
+    if seen.get("shm_memory") and seen.get("shm_mounted"):
+        out["shm_bytes"] = seen.get("size_limit")  # None: no sizeLimit, the node's memory bounds it
+    elif whole and not seen.get("shm_mounted") and not out["host_ipc"]:
         # no /dev/shm volume: the runtime's own 64 MiB (containerd CRI defaultShmSize, CRI-O shm_size "64m")
         out["shm_bytes"], out["shm_default"] = DOCKER_SHM_DEFAULT, True
     return out
