@@ -5,7 +5,7 @@ paste, its thread or file named beside it."""
 from __future__ import annotations
 
 from allreduce_doctor.parsers import parse
-from tests.evidence.helpers import diagnose_json, facts, observations, ranked, step
+from tests.evidence.helpers import OUTPUTS, diagnose_json, facts, fixture_body, observations, ranked, step
 
 # openucx/ucx#8229 (thomasgillis, 2022-05-17): `ulimit -a` where ibv_create_cq failed with ENOMEM; and the docker
 # line of fal-ai-community/video-diffusion-speedrun#2 (no --cap-add, no /dev/infiniband, no --shm-size).
@@ -195,3 +195,30 @@ def test_dcb_pfc_text_is_the_netdevs_pfc(tmp_path):
     text = "# dcb pfc show dev eth2\npfc-cap 8 macsec-bw 0 delay 0\nprio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off\n"
     records = facts(tmp_path, text)["net.pfc_dcb"]
     assert [(r["name"], r["pfc_enabled"]) for r in records] == [("eth2", [3])]
+
+
+def test_a_sysfs_dump_is_the_rdma_ports_probes_reading(tmp_path):
+    # leptonai/gpud testdata sys-class-infiniband-h100.0/mlx5_0 as `grep -r .` prints it (tests/fixtures/outputs).
+    text = fixture_body(OUTPUTS / "sysfs-class-infiniband-cx7-ndr-ib-port.txt")
+    obs = observations(tmp_path, text)
+    path = f"{tmp_path}/paste.txt"
+    (port,) = obs["rdma.ports"].value
+    assert {k: port[k] for k in ("name", "link_layer", "hca_type", "fw_ver", "state", "phys_state", "rate")} == {
+        "name": "mlx5_0/1", "link_layer": "InfiniBand", "hca_type": "MT4129", "fw_ver": "28.41.1000",
+        "state": {"code": 4, "name": "ACTIVE"}, "phys_state": {"code": 5, "name": "LinkUp"},
+        "rate": {"gbps": 400.0, "width": 4, "speed": "NDR"}}
+    counters = obs["rdma.counters"]
+    assert (counters.status, counters.reason) == ("missing", f"one pasted sample ({path}:1-54) has no rate: paste the "
+                                                              "same counters twice, 10 s apart, while the job runs")
+    _, d, _ = diagnose_json(tmp_path, text)
+    assert d["context"]["fabric"] == "ib"
+    assert step(d, "trunk.ports_active")["outcome"] == "no"  # main: unknown (the dump gave no port)
+    assert step(d, "ib.link_errors")["outcome"] == "unknown"  # one sample: no rate
+
+
+def test_rdma_statistic_is_one_sample_of_the_hw_counters(tmp_path):
+    # iproute2 man/man8/rdma-statistic.8 ("rdma statistic show link mlx5_2/1") and rdma/stat.c: one line a port.
+    text = ("$ rdma statistic show link mlx5_2/1\nlink mlx5_2/1 rx_write_requests 1028 rx_read_requests 0 "
+            "out_of_sequence 212 packet_seq_err 37 local_ack_timeout_err 19 np_cnp_sent 4711\n")
+    hw = observations(tmp_path, text)["rdma.hw_counters"]
+    assert hw.status == "missing" and hw.reason.startswith(f"one pasted sample ({tmp_path}/paste.txt:2) has no rate")

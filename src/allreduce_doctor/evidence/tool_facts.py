@@ -8,6 +8,11 @@ make (probes/*.yaml), so the trunk decides a paste as it decides a node:
   `lsmod`                        -> gpu.peermem (then gpu.gdr: the trunk's GPUDirect step)
   `dcb pfc show dev IF`          -> net.pfc_dcb (then net.qos: the RoCE PFC steps)
   `df -h /dev/shm`, --shm-size, a pod's /dev/shm emptyDir -> log.host.shm, read by the ranked differential
+  `grep . /sys/class/infiniband/*/ports/*/*` (state, phys_state, rate, link_layer, lid, sm_lid)
+                                 -> rdma.ports, read with the rdma_ports probe's own parsers (probes/rdma.yaml)
+  the same dump's counters/ and hw_counters/, `rdma statistic show`
+                                 -> rdma.counters / rdma.hw_counters, unknown as on a node: one sample has no
+                                    rate (probes/runner.py: "one sample gives no rate"), and the reason says so
 
 Nothing is made from what the text does not show: a `lsmod | grep` excerpt without the module proves no
 absence, a pod-spec fragment without its resources says nothing of its devices (parsers/containers.py).
@@ -15,7 +20,12 @@ absence, a pod-spec fragment without its resources says nothing of its devices (
 
 from __future__ import annotations
 
-from allreduce_doctor.observations import OK, Observation
+import re
+
+from allreduce_doctor.errors import ParseError
+from allreduce_doctor.evidence.node_facts import port_record
+from allreduce_doctor.observations import MISSING, OK, Observation
+from allreduce_doctor.parsers import parse
 
 SHM_DEFAULT = 64 << 20  # docker's and the CRI runtimes' default /dev/shm (parsers/containers.py)
 _PEERMEM = ("nvidia_peermem", "nv_peer_mem")  # probes/host.yaml peermem: /sys/module/<name>
@@ -99,11 +109,57 @@ def _pfc(blocks: list[dict]) -> Observation | None:
     return Observation("net.pfc_dcb", records, OK, ", ".join(wheres), "", "evidence:dcb_pfc") if records else None
 
 
+_PORT_FILE_RE = re.compile(r"^/sys/class/infiniband/([\w.-]+)/ports/([0-9]+)/(state|phys_state|rate|link_layer|lid|sm_lid)$")
+_DEV_FILE_RE = re.compile(r"^/sys/class/infiniband/([\w.-]+)/(hca_type|fw_ver)$")
+# probes/rdma.yaml rdma_ports: the parser of each file (lid and sm_lid are read as text there too)
+_PORT_PARSERS = {"state": "ib_state", "phys_state": "ib_phys_state", "rate": "ib_rate"}
+
+
+def _sysfs_ports(blocks: list[dict]) -> Observation | None:
+    """rdma.ports from a pasted dump of the port files: a port is listed when its state or physical state is."""
+    ports: dict[tuple[str, str], dict] = {}
+    devices: dict[str, dict] = {}
+    wheres = []
+    for b in blocks:
+        if b["tool"] != "sysfs_dump" or b["value"] is None:
+            continue
+        for path, text in b["value"]["files"].items():
+            if m := _DEV_FILE_RE.match(path):
+                devices.setdefault(m.group(1), {})[m.group(2)] = text
+            elif m := _PORT_FILE_RE.match(path):
+                dev, num, name = m.groups()
+                try:
+                    value = parse(_PORT_PARSERS[name], text) if name in _PORT_PARSERS else text
+                except ParseError:
+                    value = None  # unreadable: unknown, as the probe's failed field
+                ports.setdefault((dev, num), {"where": b["where"]})[name] = value
+        wheres.append(b["where"])
+    records = [port_record(dev, num, fields.pop("where"), **devices.get(dev, {}), **fields)
+               for (dev, num), fields in sorted(ports.items()) if fields.get("state") or fields.get("phys_state")]
+    return Observation("rdma.ports", records, OK, ", ".join(dict.fromkeys(wheres)), "", "evidence:sysfs_dump") \
+        if records else None
+
+
+def _one_sample(blocks: list[dict]) -> list[Observation]:
+    """Counters pasted once: the node's sampled facts, unknown with the reason (a rate needs two samples)."""
+    shown: dict[str, list[str]] = {}
+    for b in blocks:
+        if b["tool"] == "sysfs_dump" and b["value"]:
+            groups = {g for port in b["value"]["ports"].values() for g in port}
+            for group in groups:
+                shown.setdefault("rdma.counters" if group == "counters" else "rdma.hw_counters", []).append(b["where"])
+        elif b["tool"] == "rdma_statistic" and b["value"]:
+            shown.setdefault("rdma.hw_counters", []).append(b["where"])
+    return [Observation(fact, None, MISSING, ", ".join(wheres),
+                        f"one pasted sample ({', '.join(wheres[:3])}) has no rate: paste the same counters twice, "
+                        "10 s apart, while the job runs", "evidence:counters") for fact, wheres in shown.items()]
+
+
 def observations(blocks: list[dict], launch: dict) -> list[Observation]:
     """The node facts above that the paste shows (one host's blocks: node_facts.one_host)."""
     spec = container(blocks, launch)
-    found = (_limits(blocks, spec), _devices(spec), _peermem(blocks), _pfc(blocks))
-    return [o for o in found if o is not None]
+    found = (_limits(blocks, spec), _devices(spec), _peermem(blocks), _pfc(blocks), _sysfs_ports(blocks))
+    return [o for o in found if o is not None] + _one_sample(blocks)
 
 
 def _size(n: int) -> str:
