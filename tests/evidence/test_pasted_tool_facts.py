@@ -4,6 +4,10 @@ paste, its thread or file named beside it."""
 
 from __future__ import annotations
 
+import pytest
+
+from allreduce_doctor.evidence import NOTHING, EvidenceError
+from allreduce_doctor.evidence.differential import COLLECT
 from allreduce_doctor.parsers import parse
 from tests.evidence.helpers import OUTPUTS, diagnose_json, facts, fixture_body, observations, ranked, step
 
@@ -222,3 +226,21 @@ def test_rdma_statistic_is_one_sample_of_the_hw_counters(tmp_path):
             "out_of_sequence 212 packet_seq_err 37 local_ack_timeout_err 19 np_cnp_sent 4711\n")
     hw = observations(tmp_path, text)["rdma.hw_counters"]
     assert hw.status == "missing" and hw.reason.startswith(f"one pasted sample ({tmp_path}/paste.txt:2) has no rate")
+
+
+@pytest.mark.parametrize("text", [
+    "ulimit -l says 64 inside the container\n",
+    "the pod has hostNetwork: true and rdma/hca_shared_devices_a\n",
+    "NCCL_TOPO_DUMP_FILE shows gdr=0 on every NIC\n",
+    "We upgraded NCCL last week.\n",
+])
+def test_a_text_naming_nccl_or_a_tool_is_read_not_refused(tmp_path, text):
+    # issue 29: "No text that names NCCL, a collective, or one of these tools is refused" (main refuses these four)
+    rc, d, _ = diagnose_json(tmp_path, text)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["inconclusive"][-1]["reason"] == COLLECT
+
+
+def test_a_text_naming_none_is_still_refused(tmp_path):
+    with pytest.raises(EvidenceError) as err:
+        facts(tmp_path, "hello, the job is broken\n")
+    assert str(err.value) == f"{tmp_path}/paste.txt: {NOTHING}"
