@@ -28,13 +28,12 @@ import shlex
 
 from allreduce_doctor.parsers import parser
 from allreduce_doctor.parsers._util import fail, lines, require
+from allreduce_doctor.parsers.host_tools import size_bytes
 
 RUN_RE = re.compile(r"^\s*(?:\S*/)?(docker|podman|nerdctl)\s+(?:container\s+)?run\b")
 DOCKER_SHM_DEFAULT = 64 << 20  # docker run reference: --shm-size, "the system uses 64m"
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _K8S_UNITS = {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40,
               "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-_SIZE_RE = re.compile(r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)([bkmgt]?)b?$", re.IGNORECASE)
 _K8S_SIZE_RE = re.compile(r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$")
 # Extended resources that hand a pod RDMA devices (the device plugins named in the module docstring).
 RDMA_RESOURCE_RE = re.compile(r"^(?:rdma/[\w.-]+|vpc\.amazonaws\.com/efa|nvidia\.com/(?:hostdev|rdma)[\w.-]*)$")
@@ -48,12 +47,6 @@ def _empty(runtime: str) -> dict:
     return {"runtime": runtime, "privileged": None, "host_network": None, "host_ipc": None, "ib_devices": None,
             "cap_ipc_lock": None, "memlock": None, "shm_bytes": None, "shm_default": False, "rdma_resources": [],
             "gpus": None}
-
-
-def docker_size(text: str) -> int | None:
-    """'1g' -> 1073741824, '64m' -> 67108864 (docker's units are powers of 1024, a bare number bytes)."""
-    m = _SIZE_RE.match(text.strip())
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()]) if m else None
 
 
 def k8s_quantity(text: str) -> int | None:
@@ -118,7 +111,7 @@ def parse_container_run(text: str) -> dict:
         elif name == "--ipc":
             out["host_ipc"] = value == "host"
         elif name == "--shm-size":
-            out["shm_bytes"] = docker_size(value)
+            out["shm_bytes"] = size_bytes(value)  # docker: powers of 1024, a bare number bytes
         elif name == "--cap-add" and value.upper().removeprefix("CAP_") in ("IPC_LOCK", "ALL"):
             out["cap_ipc_lock"] = True
         elif name == "--ulimit" and value.startswith("memlock="):
