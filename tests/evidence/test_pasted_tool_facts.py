@@ -1,6 +1,6 @@
 """Pasted host tool outputs and container specs give the facts a probe would (evidence/tool_facts.py):
-`ulimit`, `docker run`, a pod spec, `lsmod`, `df -h /dev/shm`, `dcb pfc show`. Each sample is a real
-paste, its thread or file named beside it."""
+`ulimit`, `docker run`, a pod spec, `lsmod`, `df -h /dev/shm`, `dcb pfc show`, sysfs dumps, perfquery. Each
+sample is a real paste, its thread or file named beside it."""
 
 from __future__ import annotations
 
@@ -244,3 +244,24 @@ def test_a_text_naming_none_is_still_refused(tmp_path):
     with pytest.raises(EvidenceError) as err:
         facts(tmp_path, "hello, the job is broken\n")
     assert str(err.value) == f"{tmp_path}/paste.txt: {NOTHING}"
+
+
+def test_a_pasted_perfquery_is_one_sample_of_the_switch_side(tmp_path):
+    # linux-rdma/infiniband-diags#16: `perfquery -x 10 1` (tests/fixtures/outputs), after an ibstat of the node's IB
+    # ports (tests/fixtures/outputs). perfquery is what the rdma_peer_counters probe runs (probes/rdma.yaml).
+    text = (fixture_body(OUTPUTS / "ibstat-ndr-h100-ib-all-active.txt")
+            + fixture_body(OUTPUTS / "perfquery-x-extended-zero.txt"))
+    obs = observations(tmp_path, text)["rdma.peer_counters"]
+    said = (f"one pasted sample ({tmp_path}/paste.txt:155-180) has no rate: paste the same counters twice, 10 s apart, "
+            "while the job runs")
+    assert (obs.status, obs.value, obs.reason) == ("missing", None, said)
+    _, d, _ = diagnose_json(tmp_path, text)
+    peer = step(d, "ib.peer_errors")
+    assert peer["outcome"] == "unknown"
+    assert peer["facts"][0]["reason"] == f"the switch side was not read: {said}"
+
+
+def test_a_perfquery_of_two_ports_gives_no_sample(tmp_path):
+    # the same dump for ports 1,2 (tests/fixtures/outputs perfquery-x-two-ports.txt): refused by the parser, no fact
+    obs = observations(tmp_path, fixture_body(OUTPUTS / "perfquery-x-two-ports.txt"))
+    assert "rdma.peer_counters" not in obs

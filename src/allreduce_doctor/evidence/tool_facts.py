@@ -10,9 +10,11 @@ make (probes/*.yaml), so the trunk decides a paste as it decides a node:
   `df -h /dev/shm`, --shm-size, a pod's /dev/shm emptyDir -> log.host.shm, read by the ranked differential
   `grep . /sys/class/infiniband/*/ports/*/*` (state, phys_state, rate, link_layer, lid, sm_lid)
                                  -> rdma.ports, read with the rdma_ports probe's own parsers (probes/rdma.yaml)
-  the same dump's counters/ and hw_counters/, `rdma statistic show`
-                                 -> rdma.counters / rdma.hw_counters, unknown as on a node: one sample has no
-                                    rate (probes/runner.py: "one sample gives no rate"), and the reason says so
+  the same dump's counters/ and hw_counters/, `rdma statistic show`, `perfquery [-x] LID PORT`
+                                 -> rdma.counters / rdma.hw_counters / rdma.peer_counters, unknown as on a node:
+                                    one sample has no rate (probes/runner.py: "one sample gives no rate"), and
+                                    the reason says so. perfquery is what the rdma_peer_counters probe runs
+                                    (probes/rdma.yaml); a pasted one may be any port's, and decides none.
 
 Nothing is made from what the text does not show: a `lsmod | grep` excerpt without the module proves no
 absence, a pod-spec fragment without its resources says nothing of its devices (parsers/containers.py).
@@ -150,6 +152,8 @@ def _one_sample(blocks: list[dict]) -> list[Observation]:
                 shown.setdefault("rdma.counters" if group == "counters" else "rdma.hw_counters", []).append(b["where"])
         elif b["tool"] == "rdma_statistic" and b["value"]:
             shown.setdefault("rdma.hw_counters", []).append(b["where"])
+        elif b["tool"] == "perfquery" and b["value"]:
+            shown.setdefault("rdma.peer_counters", []).append(b["where"])
     return [Observation(fact, None, MISSING, ", ".join(wheres),
                         f"one pasted sample ({', '.join(wheres[:3])}) has no rate: paste the same counters twice, "
                         "10 s apart, while the job runs", "evidence:counters") for fact, wheres in shown.items()]
