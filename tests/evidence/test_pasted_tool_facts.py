@@ -105,7 +105,7 @@ def test_a_pod_spec_without_an_rdma_resource_hides_the_devices(tmp_path):
     assert step(d, "nccl_log.ib_devices")["outcome"] == "yes"
 
 
-# oracle-quickstart/oci-hpc-oke docs/running-pytorch-jobs-on-oke-using-hostnetwork-with-rdma.md: the required
+# oracle-quickstart/oci-hpc-oke/docs/running-pytorch-jobs-on-oke-using-hostnetwork-with-rdma.md: the required
 # manifest sections, pasted as the doc prints them (three fenced fragments, flow mappings).
 OKE = """\
 ```yaml
