@@ -85,6 +85,8 @@ def test_registry_names():
             # pasted host tools and dumps (parsers/host_tools.py, rdma_dumps.py, nccl_topo.py)
             "df", "fi_info", "ibv_devices", "lsmod", "nccl_topo_xml", "rdma_statistic", "sysfs_dump",
             "ulimit_memlock",
+            # container specs (parsers/containers.py)
+            "container_run", "k8s_pod_spec",
         ]
     ) == PARSER_NAMES
     modules = {fn.__module__.rsplit(".", 1)[-1] for fn in registry().values()}

@@ -153,7 +153,7 @@ def ib_devices_hidden(nccl: NcclLog, rdma: dict, env: dict, launch: dict) -> boo
         return False
     shown = any(p["link_layer"] != "Ethernet" or p["state"] == "ACTIVE" for p in rdma.get("ports", []))
     container = launch.get("container") or {}
-    return shown or (bool(container) and not container.get("ib_devices"))
+    return shown or container.get("ib_devices") is False  # a pod-spec fragment may leave it unknown (None)
 
 
 def errors_by_cause(nccl: NcclLog) -> dict[str, list[str]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from allreduce_doctor.evidence import gaps, report_words, signatures, suspects, symptom
+from allreduce_doctor.evidence import gaps, report_words, signatures, suspects, symptom, tool_facts
 from allreduce_doctor.evidence.differential_steps import (
     UNSHOWN,
     bootstrapped,
@@ -140,6 +140,12 @@ def usual_suspects(paste: Paste, said: str | None = None) -> list[tuple[str, str
              causes[s.cause].paste) for row, s in found]
 
 
+def _host(paste: Paste) -> dict | None:
+    """log.host, when the walk read it."""
+    host = paste.facts.get("log.host") if paste.facts is not None else None
+    return host.value if host is not None and host.ok else None
+
+
 def _one_host(paste: Paste) -> bool:
     return (paste.job or {}).get("scope") == "intra"
 
@@ -182,7 +188,9 @@ def _score_gaps(tally: Tally, diag: Diagnosis, rs: RunbookSet, paste: Paste, sai
     nccl, job, ports = paste.nccl, paste.job, paste.ports
     opened = (open_questions(diag, rs, job) + gaps.unrated_ports(ports) + gaps.down_ports(ports) + gaps.down_netdevs(job)
               + gaps.virtual_machine(job) + gaps.gdr_out_of_reach(job, said)
-              + gaps.transport_unseen(nccl, job, said, CONTEXT) + gaps.acs_unplaced(*_host_and_lspci(paste)))
+              + gaps.transport_unseen(nccl, job, said, CONTEXT) + gaps.acs_unplaced(*_host_and_lspci(paste))
+              + tool_facts.shm_gap(_host(paste), (nccl or {}).get("errors") or {})
+              + tool_facts.memlock_gap(paste.facts))
     for cause, line, step in opened:
         if cause in causes and not causes[cause].healthy:
             tally.add(cause, 3.0, line, step)

@@ -56,6 +56,11 @@ def _coded(kind: str, raw) -> dict | None:
         return {"code": None, "name": str(raw).strip().upper()}
 
 
+def port_record(dev: str, num, where: str, **fields) -> dict:
+    """One rdma.ports record, in the rdma_ports probe's shape (fields it does not name stay None)."""
+    return _port(dev, num, where, **fields)
+
+
 def _port(dev: str, num, where: str, **fields) -> dict:
     rec = {"device": dev, "port": str(num), "name": f"{dev}/{num}", "link_layer": None, "hca_type": None,
            "fw_ver": None, "netdev": None, "pci_bdf": None, "state": None, "phys_state": None, "rate": None,

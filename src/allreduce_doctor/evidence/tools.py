@@ -54,6 +54,13 @@ _RDMA_STAT = r"^\s*link\s+[\w.-]+/\d+(?:\s+[a-z][a-z0-9_]*\s+\d+)+\s*$"
 _MODULES = r"nvidia\w*|nv_peer_mem|gdrdrv|mlx[45]_\w+|ib_\w+|rdma_\w+|efa|irdma|bnxt_re|amdgpu"
 _LSMOD_ROW = r"^\s*[\w-]+\s+\d+\s+(?:\d+|-)(?:\s+\S+)?\s*$"
 
+_K8S_KINDS = (r"Pod|PodTemplate|Deployment|StatefulSet|DaemonSet|ReplicaSet|Job|CronJob|PyTorchJob|MPIJob|TFJob|JobSet"
+              r"|LeaderWorkerSet|RayCluster|RayJob|VolcanoJob")
+_K8S_START = (rf"^\s*(?:apiVersion:\s*[\w./-]+|kind:\s*(?:{_K8S_KINDS})|host(?:Network|IPC):\s*(?:true|false)"
+              r"|(?:securityContext|resources|emptyDir):|(?:rdma|vpc\.amazonaws\.com)/[\w.-]+:\s*[\"']?\d)\s*$")
+_K8S_MORE = (r"^(?!.*NCCL_)(?:\s+(?:-\s+)?[\"']?[\w./-]+[\"']?\s*:(?:\s.*)?|\s*-\s+\S.*"
+             r"|(?:apiVersion|kind|metadata|spec|status|template):.*)\s*$")
+
 TOOLS: tuple[Tool, ...] = (
     _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
     _t("ibstatus", "ibstatus", r"^\s*Infiniband device\s+'[^']+'\s+port\s+\d+\s+status\s*:",
@@ -115,6 +122,10 @@ TOOLS: tuple[Tool, ...] = (
     _t("lsmod", "lsmod", rf"^\s*Module\s+Size\s+Used by\s*$|^(?:{_MODULES})\s+\d+\s+(?:\d+|-)\b", _LSMOD_ROW),
     # NCCL_TOPO_DUMP_FILE (NVIDIA/nccl src/graph/xml.cc: one tag a line).
     _t("nccl_topo_xml", "nccl_topo_xml", r"^\s*<system\s+version=", r"^\s*</?(?:system|cpu|pci|gpu|nic|net|nvlink|c2c)\b"),
+    # A Kubernetes pod spec or a fragment of one (Pod API: apiVersion/kind, hostNetwork, securityContext,
+    # resources with rdma/* or EFA resources, an emptyDir at /dev/shm): read by parsers/containers.py. A line
+    # that names an NCCL variable ends the block, so the environment reader takes it (`- name: NCCL_X`).
+    _t("k8s_pod", "k8s_pod_spec", _K8S_START, _K8S_MORE),
     # AWS Neuron nccom-test (aws-neuronx-tools; its README in aws-samples/awsome-distributed-training
     # micro-benchmarks/nccom-tests): a `size(B) count(elems) type time...(us) algbw(GB/s) busbw(GB/s)` table with
     # no `#`, closed by `Avg bus bandwidth: 0.2346GB/s` with a unit. nccl-tests prints `# Avg bus bandwidth    : %g`
