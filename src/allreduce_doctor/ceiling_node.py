@@ -31,7 +31,7 @@ def _value(observations: Observations, fact: str):
 def gpu_names(observations: Observations) -> list[str]:
     """The GPUs' names the node's nvidia-smi shows (nvlink -s, then -q)."""
     nvlink = _value(observations, "gpu.nvlink") or {}
-    names = [g.get("name") for g in (nvlink.get("gpus") or {}).values() if isinstance(g, dict) and g.get("name")]
+    names = [str(g["name"]) for g in (nvlink.get("gpus") or {}).values() if isinstance(g, dict) and g.get("name")]
     fabric = _value(observations, "gpu.fabric")
     return names + list((fabric or {}).get("names") or []) if isinstance(fabric, dict) else names
 
