@@ -7,9 +7,15 @@ NVLink (NVLS: 480 GB/s published), never the NICs; sizes below 32 MiB are latenc
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.validate import ceiling_sizes
 from allreduce_doctor.validate.judge import _Judge
 from allreduce_doctor.validate.plan import Plan
+from allreduce_doctor.validate.record import read_round
 
 HOSTS = ["gpu01", "gpu02", "gpu03", "gpu04"]
 HEADER = ("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 "
@@ -94,3 +100,11 @@ def test_a_run_without_a_large_size_gets_no_ceiling_verdict():
     assert [e.observed["ceiling"] for e in judge.d.evidence if e.node == "validate.busbw"] == ["latency_bound"] * 2
     value = judge.d.path[-1].value["all_reduce_perf"]
     assert (value["hardware"], value["hardware_note"]) == ("unknown", ceiling_sizes.NO_LARGE)
+
+
+@pytest.mark.parametrize(("bundle", "nic_pcie"), [("pcie-gen5-nic-gen4-slot", [4, 16]), ("ib-healthy", [5, 16])])
+def test_the_nodes_bundles_give_the_rails_pcie_link(bundle, nic_pcie):
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / bundle
+    figures, failed = read_round(root, {"gpu01": "bundle.tar.gz"}, Doctor.load())
+    assert failed == {}
+    assert (figures["gpu01"]["nics"], figures["gpu01"]["line_gbps"], figures["gpu01"]["nic_pcie"]) == (8, 400, nic_pcie)
