@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from allreduce_doctor.busbw import SMALL_ONLY
 from allreduce_doctor.doctor import Doctor
-from allreduce_doctor.validate import ceiling_sizes
 from allreduce_doctor.validate.judge import _Judge
 from allreduce_doctor.validate.plan import Plan
 from allreduce_doctor.validate.record import read_round
@@ -99,7 +99,7 @@ def test_a_run_without_a_large_size_gets_no_ceiling_verdict():
     judge.bandwidth()
     assert [e.observed["ceiling"] for e in judge.d.evidence if e.node == "validate.busbw"] == ["latency_bound"] * 2
     value = judge.d.path[-1].value["all_reduce_perf"]
-    assert (value["hardware"], value["hardware_note"]) == ("unknown", ceiling_sizes.NO_LARGE)
+    assert (value["hardware"], value["hardware_note"]) == ("unknown", SMALL_ONLY)
 
 
 @pytest.mark.parametrize(("bundle", "nic_pcie"), [("pcie-gen5-nic-gen4-slot", [4, 16]), ("ib-healthy", [5, 16])])

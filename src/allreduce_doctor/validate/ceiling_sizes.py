@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections import Counter
 
 from allreduce_doctor import busbw_ceiling, busbw_nodes
+from allreduce_doctor.busbw import SMALL_ONLY
 from allreduce_doctor.ceiling import verdict_of
 from allreduce_doctor.evidence.tests_table import LARGE
 
 LATENCY_BOUND = "latency_bound"
 NOT_JUDGED = "not judged: latency-bound below 32 MiB"
-NO_LARGE = ("no size from 32 MiB up: the smaller sizes are latency-bound and not judged against the ceiling; rerun "
-            "with maxBytes of 1G or more (-e 1G)")
 
 
 def _common(figs: list[dict], key: str):
@@ -35,7 +34,7 @@ def _busbw(row: dict) -> float:
 
 def assess(run: dict, figs: list[dict], nodes: int, ranks_per_node: int | None) -> dict:
     """The ceiling's assess of the run's peak from 32 MiB up (busbw_nodes, or busbw_ceiling on one host), with its
-    words as `note`; hardware `unknown` and NO_LARGE as the note when no size is that large."""
+    words as `note`; hardware `unknown` and busbw.SMALL_ONLY as the note when no size is that large."""
     names, per_node = list(run.get("gpu_models") or []), run.get("ranks_per_host") or ranks_per_node
     count = run.get("nodes") or nodes
     if count == 1:
@@ -50,7 +49,7 @@ def assess(run: dict, figs: list[dict], nodes: int, ranks_per_node: int | None) 
     measured = max((_busbw(r) for r in run.get("table") or [] if r["size"] >= LARGE), default=None)
     a = judge(measured or 0.0, topo)
     if measured is None:
-        return a | {"hardware": "unknown", "note": NO_LARGE}
+        return a | {"hardware": "unknown", "note": SMALL_ONLY}
     return a | {"note": words(measured, a)}
 
 
