@@ -73,7 +73,8 @@ def test_fabric_completed(fixture_text):
                 "cluster_uuid": "00000000-0000-0000-0000-000000000000",
                 "health": {"bandwidth": None},
             }
-        ]
+        ],
+        "names": ["NVIDIA H100 80GB HBM3"],
     }
 
 
@@ -85,7 +86,7 @@ def test_fabric_not_applicable_on_pcie_cards(fixture_text):
 
 def test_fabric_section_absent_on_old_driver():
     text = "GPU 00000000:07:00.0\n    Product Name                          : NVIDIA A100-SXM4-40GB\n    Processes                             : None\n"
-    assert parse("nvidia_smi_fabric", text) == {"gpus": []}
+    assert parse("nvidia_smi_fabric", text) == {"gpus": [], "names": ["NVIDIA A100-SXM4-40GB"]}
 
 
 def test_fabric_health_and_flattened_copy():

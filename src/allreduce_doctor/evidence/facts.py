@@ -68,7 +68,8 @@ def nccl_value(scanner: Scanner) -> dict:
         "init_across_hosts": n.init_across_hosts(),
         "plugin": n.plugin, "plugin_abi": {**n.plugin_abi, "failed": sorted(n.plugin_abi["failed"], reverse=True)},
         "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
-        "ring_channels": n.ring_channels or None, "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
+        "ring_channels": n.ring_channels or None, "nvls_channels": sorted(n.nvls_channels)[:8],
+        "nvls_support": sorted(n.nvls_support), "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
         "topo_file": n.topo_file, "errors": n.errors, "other_warnings": n.warn_other.to_dict(),
         "error_traces": dict(n.trace_files.most_common(6)), "sources": dict(n.where.keys),
     }

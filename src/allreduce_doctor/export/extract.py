@@ -26,6 +26,7 @@ VERSION_LABELS = {"kernel": "kernel", "gpu_driver": "GPU driver", "nccl": "NCCL"
                   "nic_firmware": "NIC firmware"}
 # node.busbw (derived: NICs x line rate, and the measured value answered or read from nccl-tests)
 MEASURED_BUSBW = ("measured_gbs", "peak_busbw", "busbw_peak", "avg_busbw", "busbw_avg", "busbw")
+JUDGED = ("at_limit", "below", "above_hardware")  # the ceiling's verdicts that hold a figure (ceiling.verdict_of)
 EXPECTED_BUSBW = ("line_gbs", "expected_gbs", "expected_busbw", "busbw_expected")
 SLURM_JOB_KEYS = ("slurm_job", "SLURM_JOB_ID", "SLURM_JOBID")
 
@@ -122,11 +123,16 @@ def _number(value) -> float | None:
 
 def bandwidth(d: dict) -> dict | None:
     """{"measured": GB/s, "expected": GB/s or None, and "note" where the Diagnosis says why the NICs' rate is
-    no yardstick} when the evidence measured bus bandwidth."""
+    no yardstick} when the evidence measured bus bandwidth. A run across nodes judged against the ceiling model
+    (busbw.across_nodes) expects the ceiling, not NICs x line rate, with its verdict as "hardware" and its words as
+    "hardware_note"; an unknown ceiling keeps NICs x line rate and the words say what decides it."""
     own = d["bandwidth"] if isinstance(d.get("bandwidth"), dict) else {}
     if _number(own.get("measured_gbs")):  # the Diagnosis's own comparison (busbw.summary) comes first
         out = {"measured": _number(own["measured_gbs"]), "expected": _number(own.get("expected_gbs")), "unit": "GB/s"}
-        return out | ({"note": own["note"]} if isinstance(own.get("note"), str) else {})
+        ceiling = _number((own.get("ceiling") or {}).get("ceiling_gbs")) if isinstance(own.get("ceiling"), dict) else None
+        if ceiling and own.get("hardware") in JUDGED and isinstance(own.get("hardware_note"), str):
+            out |= {"expected": ceiling, "hardware": own["hardware"]}  # the ceiling: NICs capped by PCIe, the node
+        return out | {k: own[k] for k in ("note", "hardware_note") if isinstance(own.get(k), str)}
     measured = expected = ratio = None
     for place in _places(d):
         for record in _dicts(place):

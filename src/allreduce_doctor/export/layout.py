@@ -67,7 +67,7 @@ def _head(ticket: Ticket) -> list:
     if ticket.bandwidth:
         bw = ticket.bandwidth
         expected = f"{bw['expected']:g} GB/s" if bw.get("expected") else "unknown"
-        note = f"; {bw['note']}" if bw.get("note") else ""
+        note = "".join(f"; {bw[k]}" for k in ("note", "hardware_note") if bw.get(k))
         rows.append(("Bus bandwidth", [T(f"measured {bw['measured']:g} GB/s, expected {expected}{note}")]))
     rows.append(("Fingerprint", [C(ticket.fingerprint)]))
     return [("panel", kind, inner), ("table", ["field", "value"], [[[T(k)], v] for k, v in rows])]

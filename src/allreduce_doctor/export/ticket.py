@@ -210,6 +210,8 @@ def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
         out.append(f"Measured all-reduce {phrase}{ratio}.")
     if bw and bw.get("note"):  # why the NICs' rate is no yardstick for it (busbw.summary)
         out.append(one_line(f"Bus bandwidth: {bw['note']}."))
+    if bw and bw.get("hardware_note"):  # against what the hardware at hand carries (busbw.across_nodes)
+        out.append(one_line(f"Against the hardware's ceiling: {bw['hardware_note']}."))
     steps = {s.get("node"): s for s in d.get("path") or []}
     if d["verdict"] == "fault":
         for node in deciding:

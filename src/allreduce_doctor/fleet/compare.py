@@ -19,7 +19,8 @@ UNSET = "(unset)"
 Z_LIMIT = 3.5  # modified z-score (Iglewicz and Hoaglin): 0.6745 * |x - median| / MAD
 REL_FLOOR = 0.10  # and at least 10% away from the median
 ABS_FLOOR = {"link_rate_gbps": 1.0, "pause_rate": 1000.0, "pause_tx_rate": 1000.0, "loss_rate": 0.5,
-             "cnp_rate": 1000.0, "phy_error_rate": 0.5, "xmit_wait_rate": 100000.0, "ib_error_rate": 0.5}
+             "cnp_rate": 1000.0, "phy_error_rate": 0.5, "xmit_wait_rate": 100000.0, "ib_error_rate": 0.5,
+             "busbw_gbs": 1.0}
 MIN_OUTLIER_NODES = 3  # a median of two is no reference
 
 
@@ -144,8 +145,11 @@ def _outliers(records: dict[str, dict]) -> list[dict]:
                 continue
             if mad and 0.6745 * abs(deviation) / mad <= Z_LIMIT:
                 continue
+            ceiling = records[node].get("ceiling") or {} if metric == "busbw_gbs" else {}
+            if ceiling.get("hardware") == "at_limit":  # all its own hardware carries: other hardware, no straggler
+                continue
             found.append({"metric": metric, "title": title, "node": node, "value": value, "median": median,
-                          "mad": mad, "direction": bad})
+                          "mad": mad, "direction": bad} | ({"ceiling": ceiling} if ceiling else {}))
     return found
 
 
