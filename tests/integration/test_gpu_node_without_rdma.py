@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from allreduce_doctor.cli import main
+from allreduce_doctor.hosts.empty import EmptyHost
 from allreduce_doctor.observations import MISSING, OK, Observation
+from allreduce_doctor.probes.builtins_net import pci_network
 from allreduce_doctor.probes.derive_host import rdma_hardware
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -57,3 +59,10 @@ def test_which_nic_can_carry_rdma(fn, present):
 def test_an_unreadable_pci_list_is_unknown_not_absent():
     obs = rdma_hardware({"pci.network_functions": Observation("pci.network_functions", None, MISSING, reason="not recorded")})
     assert obs.status == MISSING and obs.value is None
+
+
+def test_an_empty_pci_listing_is_unknown_not_a_node_without_nics():
+    # every node lists at least its host bridge: nothing listed is sysfs masked (a container), not no NIC
+    obs = pci_network(EmptyHost())
+    assert obs.status == MISSING and obs.value is None
+    assert obs.reason == "/sys/bus/pci/devices lists no device (sysfs not mounted or masked)"

@@ -44,6 +44,7 @@ FIXTURE_PARSERS = {
     "nvidia-smi-nvlink-s-all-inactive.txt": "nvidia_smi_nvlink",
     "nvidia-smi-q-h100-sxm-fabric-completed.txt": "nvidia_smi_fabric",
     "nvidia-smi-q-h100nvl-fabric-na.txt": "nvidia_smi_fabric",
+    "nvidia-smi-q-h200-vm.txt": "nvidia_smi_fabric",
     "nvidia-smi-topo-m-h100-8gpu-8nic.txt": "nvidia_smi_topo",
     "proc-cmdline-iommu-pt.txt": "proc_cmdline",
     "show_gids-empty-in-container.txt": "show_gids",

@@ -103,11 +103,12 @@ def parse_nvidia_smi_nvlink(text: str) -> dict:
 # ---- nvidia-smi -q: Fabric ------------------------------------------------------------
 
 _BUS_RE = re.compile(r"^\s*GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$", re.ASCII)
-# Keys that belong to the Fabric section (used when a copy lost its indentation).
+# Keys that belong to the Fabric section (used when a copy lost its indentation); driver 580 adds
+# "Partition Assigned" to the Health sub-block (tests/fixtures/outputs/nvidia-smi-q-h200-vm.txt).
 _FABRIC_KEYS = {
     "state", "status", "cliqueid", "clusteruuid", "health", "bandwidth", "summary",
     "route recovery in progress", "route unhealthy", "access timeout recovery",
-    "incorrect configuration",
+    "incorrect configuration", "partition assigned",
 }
 
 

@@ -40,7 +40,11 @@ def pci_network(host: Host) -> Observation:
     network controllers, 0x0207 InfiniBand) with its vendor and bound driver, RDMA device or not:
     what tells a node whose RDMA driver is not loaded from one that has no RDMA hardware at all."""
     found = []
-    for path in host.glob("/sys/bus/pci/devices/*"):
+    listed = host.glob("/sys/bus/pci/devices/*")
+    if not listed:  # every node lists its host bridge: an empty list is sysfs masked, not no NIC
+        return Observation("", None, MISSING, "/sys/bus/pci/devices",
+                           reason="/sys/bus/pci/devices lists no device (sysfs not mounted or masked)")
+    for path in listed:
         klass = host.read(f"{path}/class")
         if not klass.ok or not (klass.text or "").strip().startswith("0x02"):
             if not klass.ok:
