@@ -281,12 +281,15 @@ def build_ticket(diagnosis: dict) -> Ticket:
     checked = fleet["nodes_checked"] if fleet else 1
     nodes = [one_line(h) for h in ctx.get("hosts") or []] or [host]  # a paste's hosts, else the node read
     affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else (nodes if verdict == "fault" else [])
+    # the title names the hosts of its own cause, not every host with a fault (a paste's hosts, a fleet's nodes)
+    named = [one_line(h) for h in extract.cause_hosts(d, cause)] if verdict == "fault" and fleet else []
+    named = named or affected
     bw = extract.bandwidth(d)
-    print_id = fingerprint(cause, fabric, affected or nodes)
+    print_id = fingerprint(cause, fabric, named or nodes)
     confidence, why = _confidence(d, deciding)
     missing = [str(i.get("node")) for i in d.get("inconclusive") or []]
     return Ticket(
-        title=_title(verdict, cause, cause_title, _where(affected, checked, host), bw, missing),
+        title=_title(verdict, cause, cause_title, _where(named, checked, host), bw, missing),
         fingerprint=print_id,
         labels=[LABEL, cause, print_id],
         verdict=verdict, headline=verdict_headline(verdict, ctx.get("source")), cause=cause, cause_title=cause_title,
