@@ -141,7 +141,8 @@ def _bandwidth_phrase(bw: dict | None) -> str:
 
 def _title(verdict: str, cause: str, cause_title: str, where: str, bw: dict | None, missing: list[str]) -> str:
     if verdict == "inconclusive":
-        text = f"inconclusive on {where}: evidence missing" + (f" ({', '.join(missing[:3])})" if missing else "")
+        suspect = f"{cause} suspected, " if cause != "inconclusive" else ""
+        text = f"inconclusive on {where}: {suspect}evidence missing" + (f" ({', '.join(missing[:3])})" if missing else "")
     else:
         text = f"{cause} on {where}: {cause_title}"
     phrase = _bandwidth_phrase(bw)
@@ -272,6 +273,9 @@ def build_ticket(diagnosis: dict) -> Ticket:
         severity, owner = "none", "-"
     elif verdict == NOT_APPLICABLE:  # no GPUs, no RDMA: not a healthy verdict, and not missing evidence
         cause, cause_title, severity, owner = NOT_APPLICABLE, VERDICT_HEADLINE[NOT_APPLICABLE], "none", "-"
+    elif rc.get("id"):  # a paste's first candidate, not decided: the headline every report prints
+        cause, cause_title = str(rc["id"]), one_line(rc.get("title") or rc["id"])
+        severity, owner = one_line(rc.get("severity") or "unknown"), one_line(rc.get("owner") or "unknown")
     else:
         cause, cause_title, severity, owner = "inconclusive", "evidence missing", "unknown", "-"
     deciding = [str(f.get("node")) for f in findings if f.get("cause") == cause and f.get("node")] if verdict == "fault" else []
@@ -310,7 +314,7 @@ def build_ticket(diagnosis: dict) -> Ticket:
         raw=_raw_blocks(d, deciding),
         secondary=[{"cause": one_line(f.get("cause")), "title": one_line(f.get("title")), "severity": one_line(f.get("severity")),
                     "owner": one_line(f.get("owner")), "node": one_line(f.get("node"))}
-                   for f in findings if f.get("cause") != cause or verdict != "fault"],
+                   for f in findings if f.get("cause") != cause or verdict not in ("fault", "inconclusive")],
         fleet=fleet,
         candidates=[{"cause": one_line(f.get("cause")), "confidence": one_line(f.get("confidence")),
                      "supporting": [one_line(x) for x in f.get("supporting") or []][:4],
