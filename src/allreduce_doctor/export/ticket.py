@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from allreduce_doctor.oneline import observed_text, short, step_badge
+from allreduce_doctor.oneline import deciding_finding, observed_text, short, step_badge, unreferenced
 from allreduce_doctor.redact import RULES, redact_diagnosis
 from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE, verdict_headline
 
@@ -292,6 +292,8 @@ def build_ticket(diagnosis: dict) -> Ticket:
     print_id = fingerprint(cause, fabric, named or nodes)
     confidence, why = _confidence(d, deciding)
     missing = [str(i.get("node")) for i in d.get("inconclusive") or []]
+    # the Symptom shows a fault's deciding value; with none shown, no text points at one
+    said = (lambda text: text) if verdict == "fault" and deciding_finding(d) else unreferenced
     return Ticket(
         title=_title(verdict, cause, cause_title, _where(named, checked, host), bw, missing),
         fingerprint=print_id,
@@ -302,7 +304,7 @@ def build_ticket(diagnosis: dict) -> Ticket:
         scope={"host": host, "slurm_job": extract.slurm_job(d), "nodes_checked": checked, "nodes_affected": affected},
         symptom=_symptom(d, deciding, bw),
         root_cause={"id": cause, "title": cause_title,
-                    "summary": one_line(rc.get("summary") if verdict == "fault" else
+                    "summary": one_line(said(rc.get("summary") or "") if verdict == "fault" else
                                         healthy.get("summary", "") if verdict in (HEALTHY, NOT_APPLICABLE) else ""),
                     "confidence": confidence, "confidence_reason": why},
         path=[{"node": str(s.get("node")), "title": one_line(s.get("title") or s.get("node")), "kind": s.get("kind", "check"),
@@ -321,8 +323,9 @@ def build_ticket(diagnosis: dict) -> Ticket:
                      "contradicting": [one_line(x) for x in f.get("contradicting") or []][:4],
                      "next_step": one_line(f.get("next_step") or "")}
                     for f in findings if f.get("confidence")],
-        remediation=[{"step": one_line(r.get("step")), "owner": one_line(r.get("owner") or "-")} for r in d.get("remediation") or []],
-        verification=[one_line(v) for v in d.get("verification") or []],
+        remediation=[{"step": one_line(said(r.get("step"))), "owner": one_line(r.get("owner") or "-")}
+                     for r in d.get("remediation") or []],
+        verification=[one_line(said(v)) for v in d.get("verification") or []],
         next_steps=[one_line(s) for s in healthy.get("next_steps") or [] if isinstance(s, str)],
         inconclusive=[{"node": one_line(i.get("node")), "reason": one_line(i.get("reason"))} for i in d.get("inconclusive") or []],
         unanswered=[{"node": one_line(i.get("node")), "reason": one_line(i.get("reason"))} for i in d.get("unanswered") or []],
