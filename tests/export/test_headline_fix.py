@@ -15,11 +15,12 @@ import pytest
 
 from allreduce_doctor.cli import main
 from allreduce_doctor.export import render_export
+from allreduce_doctor.oneline import unreferenced
 from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.tui.widgets.detail import cause_markup, verdict_markup
 
 CASE = Path(__file__).resolve().parents[1] / "evidence" / "cases" / "nccl-426.txt"
-GID_FIX = CAUSES["wrong_gid_index"].remediation[0]
+GID_FIX = unreferenced(CAUSES["wrong_gid_index"].remediation[0])  # shown with no deciding value
 P2P_FIX = CAUSES["p2p_disabled_by_env"].remediation[0]
 
 
