@@ -332,6 +332,7 @@ def _conclude(diag: Diagnosis, head: Finding, decided: str | None, tie: list[str
         info = causes[head.cause]
         diag.root_cause = {"id": head.cause, "title": info.title, "severity": info.severity, "owner": info.owner,
                            "summary": info.summary, "node": head.node, "confidence": head.confidence}
+    _fix_follows(diag, head.cause, causes)
     if head.confidence == "high":
         return
     diag.verdict = INCONCLUSIVE
@@ -341,6 +342,25 @@ def _conclude(diag: Diagnosis, head: Finding, decided: str | None, tie: list[str
               f"the text suggests {' or '.join(tie)} and does not tell them apart: {head.next_step}" if tie else
               f"the text suggests {head.cause} but does not decide it: {head.next_step}")
     diag.inconclusive.append({"node": "evidence", "reason": reason})
+
+
+def _fix_follows(diag: Diagnosis, head: str, causes: dict) -> None:
+    """The Fix and its check are the headline's: when the walk found a fix (a cause it decided), the first
+    candidate's own steps come first, then those of every other candidate the walk decided, in rank order.
+    With nothing decided there is no fix to print, for the headline or any other."""
+    walked = [r["step"] for r in diag.remediation]
+    if not walked:
+        return
+    steps: list[dict] = []
+    checks: list[str] = []
+    for cause in dict.fromkeys([head, *(f.cause for f in diag.findings)]):
+        info = causes.get(cause)
+        if info is None or (cause != head and not any(step in walked for step in info.remediation)):
+            continue
+        steps += [{"step": step, "owner": info.owner} for step in info.remediation if all(r["step"] != step for r in steps)]
+        checks += [v for v in info.verification if v not in checks]
+    diag.remediation = steps + [r for r in diag.remediation if all(r["step"] != x["step"] for x in steps)]
+    diag.verification = checks + [v for v in diag.verification if v not in checks]
 
 
 def _head_tie(order: list[str], scores: dict[str, float], decided: str | None, shown: set[str]) -> list[str]:

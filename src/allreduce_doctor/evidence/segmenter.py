@@ -36,7 +36,7 @@ BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
 STDIN_COPY_MAX = 256 << 20  # bytes of stdin kept to read again when several hosts are pasted
 _TOOL_CMD_RE = re.compile(
     # a shell prompt naming its host (`root@gpu01:~# `, `[user@gpu01 ~]$ `) or `ssh [-o X] [user@]HOST `
-    r"^[\s$#>_*`]*(?:\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*)?"
+    rf"^[\s$#>_*`]*(?:{tools.PROMPT_HOST})?"
     r"(?:ssh\s+(?:-\S+\s+(?:\S+\s+)?)*?(?:[\w.-]+@)?(?P<ssh_host>[\w.-]+)\s+)?"
     r"(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import cast
 
+from allreduce_doctor.parsers.nccl_env import HOST_PROMPT
+
 MAX_BLOCK_LINES = 20000
 
 
@@ -45,8 +47,7 @@ _DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+
           r"|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:"
           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:)")
 
-# A shell prompt that names its host: `root@gpu01:~# `, `[user@gpu01 ~]$ `, `user@host:~/dir$ `.
-PROMPT_HOST = r"\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*"
+PROMPT_HOST = HOST_PROMPT  # a shell prompt that names its host (parsers/nccl_env.py)
 PROMPT = r"(?:\[?[\w.-]+@[\w.-]+(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*|[$#>]\s*)?"
 PROMPT_HOST_RE = re.compile(rf"^[\s>`]*{PROMPT_HOST}\S")
 _MAD_FIELD = r"^\s*[A-Za-z][A-Za-z0-9_]*:\.+|^\s*#\s*(?:Port|Node|Switch) (?:extended )?(?:info|counters):"

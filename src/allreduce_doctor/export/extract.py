@@ -157,3 +157,18 @@ def slurm_job(d: dict) -> str | None:
                 if value:
                     return value
     return None
+
+
+def cause_hosts(d: dict, cause: str) -> list[str]:
+    """The hosts the cause belongs to, never one whose own fault is another cause: the root cause's
+    `hosts` (a paste of several hosts: each host that found it on its own, by the prompt its outputs were
+    pasted under), else the hosts of the finding that names it (fleet), else the fleet nodes whose own
+    diagnosis found it. [] when the diagnosis names none (one node)."""
+    rc = d.get("root_cause") or {}
+    if rc.get("id") == cause and rc.get("hosts"):
+        return [str(h) for h in rc["hosts"]]
+    for f in d.get("findings") or []:
+        if f.get("cause") == cause and f.get("hosts"):
+            return [str(h) for h in f["hosts"]]
+    per_node = (d.get("fleet") or {}).get("per_node") or {}
+    return [str(n) for n, r in per_node.items() if isinstance(r, dict) and r.get("root_cause") == cause]

@@ -268,9 +268,9 @@ class _Builder:
             "per_node": {n: {"verdict": r["verdict"], "root_cause": (r.get("root_cause") or {}).get("id"), "host": r.get("host")}
                          for n, r in self.ok.items()},
         }
-        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
-            for finding in data["findings"]:
-                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+        for finding in data["findings"]:  # each finding names its hosts: a ticket's title names the cause's own
+            finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+        if self.pasted:
             data["fleet"]["pasted"] = True  # nothing was collected: no node can have failed to give its bundle
         return data
 
