@@ -46,6 +46,21 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys):
     ]
 
 
+def test_dry_run_names_where_given_figures_come_from(capsys):
+    """Issue 30 item 9: a figure the user gave is named as given; nothing is called assumed."""
+    code, out, _ = run_cli(capsys, "validate", "--dry-run", "--nodes", "gpu[01-04]", "--ranks-per-node", "4",
+                           "--max-bytes", "1G", "--interval", "2", "--benchmarks", "all_reduce_perf")
+    assert code == 0 and "assumed" not in out
+    assert out.splitlines()[1:6] == [
+        "  4 ranks per node (--gpus-per-node 4)",
+        "  sizes 1.0 MiB to 1.0 GiB, x2 per step (--min-bytes 1M default, --max-bytes 1G, --factor 2 default)",
+        "  counters sampled on every node every 2s (--interval 2), by the fleet's fan-out (read-only)",
+        "  wall-clock cap 300s (--max-seconds 300 default)",
+        "  about 2.5 TiB sent by all ranks (NVLink included): 4 nodes x 4 ranks, 1 benchmark, every size "
+        "20 iterations + 1 warm-up, out of and in place (nccl-tests' defaults)",
+    ]
+
+
 def test_a_launcher_template_is_filled_word_by_word(capsys):
     code, out, _ = run_cli(capsys, "validate", "--dry-run", "--nodes", "gpu[01-02]", "--gpus-per-node", "4",
                            "--benchmarks", "all_reduce_perf",
