@@ -129,4 +129,4 @@ def _run_tui(args) -> int:
     from allreduce_doctor.tui.app import run_validate as run_in_tui
     from allreduce_doctor.validate.tui_run import job_from_args
 
-    return run_in_tui(job_from_args(args))
+    return run_in_tui(job_from_args(args, plan_sources(args, "each node is asked for its GPUs when the run starts")))

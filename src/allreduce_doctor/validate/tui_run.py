@@ -45,12 +45,11 @@ class ValidateJob:
                             on_round=on_round, on_output=on_output, stop=self.stop)
 
 
-def job_from_args(args) -> ValidateJob:
-    from allreduce_doctor.commands.validate import plan_sources
+def job_from_args(args, sources: dict[str, str] | None = None) -> ValidateJob:
+    """The job of a command line; `sources`: where its plan's figures come from (commands/validate.py)."""
     from allreduce_doctor.validate.run import plan_from_args, sampler_from_args
 
     make_plan, nodes = plan_from_args(args)
-    sources = plan_sources(args, "each node is asked for its GPUs when the run starts")
     return ValidateJob(make_plan, nodes, sampler_from_args(args, nodes), args.record, args.allow_busy, args.interval,
                        args.gpus_per_node or None, sources)
 
