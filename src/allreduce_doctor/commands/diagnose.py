@@ -46,6 +46,9 @@ def diagnose_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
     p.add_argument("--symptom", choices=SYMPTOMS,
                    help="what the job showed: narrows the candidate causes of pasted text")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text report: every check on its own line (default: checks that share a reason are one line "
+                   "with a count)")
     p.add_argument("--export", metavar="FORMAT",
                    help="write a ticket document in FORMAT instead of the report (see `export --help`); not with --format")
 
@@ -135,7 +138,7 @@ def run(args) -> int:
 
         write_output(render_export(data, args.export), args.output)
     else:
-        write_output(render(data, args.format or "text"), args.output)
+        write_output(render(data, args.format or "text", args.verbose), args.output)
     if args.format == "npd":  # node-problem-detector reads 0 OK, 1 NonOK, anything else Unknown
         from allreduce_doctor.metrics.npd import npd_exit
 
