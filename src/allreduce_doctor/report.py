@@ -10,6 +10,7 @@ import json
 
 from allreduce_doctor.busbw import phrase
 from allreduce_doctor.oneline import deciding_finding, observed_text, read_status, short, step_badge, unreferenced, value_lines  # noqa: F401 - the views import them from here too
+from allreduce_doctor.report_terse import folded_steps, inconclusive_lines
 from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_NA, STEP_PASS, VERDICT_HEADLINE, verdict_headline
 
@@ -65,8 +66,9 @@ def _evidence_used(used: dict | None) -> list[str]:
     return out
 
 
-def render_text(d: dict) -> str:
-    """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
+def render_text(d: dict, verbose: bool = True) -> str:
+    """The on-call view: verdict, why, the deciding evidence, the fix, how to verify. Not `verbose`: the
+    terse form, where checks that share a reason are one line with a count (report_terse.py)."""
     out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
     if (d.get("context") or {}).get("needs_root"):
         out.append(f"  PARTIAL: not seen without root: {', '.join(d['context']['needs_root'])}; run as root for the whole check")
@@ -85,9 +87,16 @@ def render_text(d: dict) -> str:
         out += [f"  {line}" for line in value_lines(decided["value"], shown.get("decides"))]
     deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["", "Decision path:"]
-    for step in d.get("path", []):
+    path = d.get("path", [])
+    badges = [step_badge(step, deciding) for step in path]
+    folds = {} if verbose else folded_steps(path, badges, d.get("inconclusive") or [])
+    for i, (step, badge) in enumerate(zip(path, badges)):
+        if i in folds:  # terse: one line for the checks that share a reason (report_terse.py)
+            line = folds[i]
+            if line is not None:
+                out.append(f"  [{STEP_BADGE.get(badge, badge)}] {line}")
+            continue
         # Titles state the healthy expectation; the outcome's meaning says what was found.
-        badge = step_badge(step, deciding)
         out.append(f"  [{STEP_BADGE.get(badge, badge)}] {step.get('title') or step['node']}")
         if badge != STEP_PASS:
             out.append(f"         -> {step.get('means', '')}")
@@ -128,7 +137,8 @@ def render_text(d: dict) -> str:
         out += [f"  - {s}" for s in healthy["next_steps"]]
     if d.get("inconclusive"):
         out += ["", "Inconclusive (missing evidence is never counted as healthy):"]
-        out += [f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]]
+        out += ([f"  - {i.get('node')}: {i.get('reason')}" for i in d["inconclusive"]] if verbose
+                else inconclusive_lines(d["inconclusive"]))
     out += _evidence_used(d.get("evidence_used"))
     if d.get("unanswered"):
         out += ["", "Questions (answer with --answer NAME=CHOICE):"]
@@ -154,7 +164,8 @@ def _source(source) -> str:
     return parts[0] + (f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
 
 
-def render(d: dict, fmt: str) -> str:
+def render(d: dict, fmt: str, verbose: bool = True) -> str:
+    """`d` in `fmt`; `verbose` (text only): every check on its own line, else repeated reasons folded."""
     d = fields(d) if fmt in ("text", "markdown") else d  # one field, one line: no forged report line
     if fmt == "json":
         return json.dumps(d, indent=2, sort_keys=True, default=str) + "\n"
@@ -170,4 +181,4 @@ def render(d: dict, fmt: str) -> str:
         from allreduce_doctor.metrics.npd import render_npd
 
         return render_npd(d)
-    return render_text(d)
+    return render_text(d, verbose)

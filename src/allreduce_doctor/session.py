@@ -18,13 +18,12 @@ from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import OK, Observation, Observations
 from allreduce_doctor.probes.runner import ProbeRunner, Progress
+from allreduce_doctor.ranges import check_interval
 from allreduce_doctor.site import KEYS as SITE_KEYS
 from allreduce_doctor.site import normalize as normalize_site
 
 ANSWERS_FACT = "operator.answers"  # operator answers are evidence too: checks can read their values
 SITE_FACT = "site.declared"  # the site file's policy; nothing declared is a definite {}
-MAX_INTERVAL = 600.0
-MIN_LIVE_INTERVAL = 0.1
 
 
 @dataclass
@@ -44,15 +43,6 @@ class Options:
 
     def __post_init__(self) -> None:
         check_interval(self.interval)
-
-
-def check_interval(seconds: float, live: bool = False) -> float:
-    """The one range of --interval for every command. On a live node two samples closer than
-    MIN_LIVE_INTERVAL measure nothing; a bundle replays its recorded samples (0 is fine there)."""
-    low = MIN_LIVE_INTERVAL if live else 0
-    if not low <= seconds <= MAX_INTERVAL:
-        raise DoctorError(f"--interval {seconds:g}: expected {low:g} to {MAX_INTERVAL:g} seconds")
-    return seconds
 
 
 def _site_setting(name: str, value: str) -> None:
@@ -89,13 +79,43 @@ def _hardware(name: str, value: str) -> None:
         raise DoctorError(f"--answer {name}={value}: expected yes or no")
     if name == ANSWER_NIC_RATE:
         try:
-            if float(value) > 0:
+            if 0 < float(value) <= MAX_NIC_GBPS:
                 return
         except ValueError:
             pass
-        raise DoctorError(f"--answer {name}={value}: expected a NIC's line rate in Gb/s, e.g. {name}=400")
+        raise DoctorError(f"--answer {name}={value}: expected a NIC's line rate in Gb/s, more than 0 and at most "
+                          f"{MAX_NIC_GBPS:g}, e.g. {name}=400")
     if name not in (ANSWER_MODEL, ANSWER_NVSWITCH, ANSWER_GDR) and not value.isdigit():
         raise DoctorError(f"--answer {name}={value}: expected a number, e.g. {name}={18 if name == ANSWER_LINKS else 5}")
+    allowed = _hardware_counts().get(name)
+    if allowed is not None and int(value) not in allowed:
+        span = f"{min(allowed)} to {max(allowed)}" if len(allowed) == max(allowed) - min(allowed) + 1 \
+            else ", ".join(map(str, sorted(allowed)))
+        raise DoctorError(f"--answer {name}={value}: expected {span}")
+
+
+MAX_NIC_GBPS = 1600.0  # Gb/s: twice the fastest port shipping (InfiniBand XDR and 800GbE, ConnectX-8)
+MAX_NICS = 64  # NICs per node: as validate's --gpus-per-node, more than any node holds
+PCIE_WIDTHS = {1, 2, 4, 8, 12, 16, 32}  # the link widths PCIe defines (PCI-SIG base spec; lspci LnkSta xN)
+
+
+def _hardware_counts() -> dict[str, set[int]]:
+    """The whole-number answers' values: PCIe generations and NVLink counts of the ceiling table
+    (hardware/ceilings.yaml), PCIe link widths, and NICs per node."""
+    from allreduce_doctor.ceiling import (
+        ANSWER_LINKS,
+        ANSWER_NIC_PCIE_GEN,
+        ANSWER_NIC_PCIE_WIDTH,
+        ANSWER_NICS,
+        ANSWER_PCIE_GEN,
+        table,
+    )
+
+    data = table()
+    gens = {int(gen) for gen in data["pcie"]}
+    links = max(int(model.get("links") or 0) for model in data["models"].values())
+    return {ANSWER_PCIE_GEN: gens, ANSWER_NIC_PCIE_GEN: gens, ANSWER_LINKS: set(range(links + 1)),
+            ANSWER_NIC_PCIE_WIDTH: PCIE_WIDTHS, ANSWER_NICS: set(range(1, MAX_NICS + 1))}
 
 
 # Answers that are not questions' choices: the site policy (site.KEYS), a measured busbw and the hardware's parts.

@@ -72,7 +72,8 @@ def test_the_gpu_model_answer_reaches_the_one_host_step(tmp_path):
 
 @pytest.mark.parametrize(("answer", "message"), [
     ("gdr=maybe", "--answer gdr=maybe: expected yes or no"),
-    ("nic_rate_gbps=fast", "--answer nic_rate_gbps=fast: expected a NIC's line rate in Gb/s, e.g. nic_rate_gbps=400"),
+    ("nic_rate_gbps=fast", "--answer nic_rate_gbps=fast: expected a NIC's line rate in Gb/s, more than 0 and at most 1600, "
+                           "e.g. nic_rate_gbps=400"),
     ("nics_per_node=x", "--answer nics_per_node=x: expected a number, e.g. nics_per_node=5"),
 ])
 def test_a_bad_answer_is_one_clear_line(tmp_path, capsys, answer, message):

@@ -52,7 +52,8 @@ def test_the_text_report_shows_the_unjudged_steps_without_values(tmp_path):
     paste = tmp_path / "report.txt"
     paste.write_text(WORDS_ONLY)
     src = str(Path(__file__).resolve().parents[2] / "src")  # this tree's code, not an installed copy
-    out = subprocess.run([sys.executable, "-m", "allreduce_doctor", "diagnose", "--evidence", str(paste)],
+    # --verbose: the long form lists every step (the terse default folds the unshown ones: test_terse_report.py)
+    out = subprocess.run([sys.executable, "-m", "allreduce_doctor", "diagnose", "--verbose", "--evidence", str(paste)],
                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src}).stdout
     at = out.index("[n.a.] NCCL's bootstrap interface is one the peers can reach")
     assert out[at:].splitlines()[1].strip() == f"-> {UNSHOWN}"

@@ -141,7 +141,8 @@ def test_a_damaged_bundle_is_reported_and_the_rest_stand(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--snapshots", "/nonexistent/fleet"], "--snapshots /nonexistent/fleet: no such directory"),
-    (["--nodes", "gpu[01-", "--interval", "0"], "--nodes 'gpu[01-': missing bracket: \"gpu[01-\""),
+    (["--nodes", "gpu[01-", "--interval", "0.5"], "--nodes 'gpu[01-': missing bracket: \"gpu[01-\""),
+    (["--nodes", "gpu1", "--interval", "0"], "--interval 0: expected 0.1 to 600 seconds"),  # live nodes, as collect
     (["--nodes", "gpu1", "--fanout", "0"], "--fanout 0: expected 1 to 10000 nodes"),
     (["--nodes", "gpu1", "--timeout", "0"], "--timeout 0: expected 1 to 3600 seconds"),
     (["--nodes", "gpu1", "--remote-python", "python3; rm -rf /"], "--remote-python 'python3; rm -rf /': expected a command name or path"),

@@ -76,7 +76,7 @@ def test_a_live_run_here_stays_within_its_budget():
 
 @pytest.mark.parametrize("args, message", [
     (["--budget", "0"], "--budget 0: expected more than 0 and at most 3600 seconds"),
-    (["--interval", "6"], "--interval 6: the counter window must fit in half of --budget 10"),
+    (["--interval", "6"], "--interval 6: expected 0.1 to 5 seconds (the counter window fits in half of --budget 10)"),
     (["--snapshot", "x.tar.gz", "--drain"], "--drain/--resume with --snapshot: name the Slurm node with --node NAME "
                                             "(the bundle's host is not necessarily this node)"),
     (["--node", "gpu01 reason=x", "--drain"], "--node 'gpu01 reason=x': not a Slurm node name (letters, digits, '.', '_', '-')"),

@@ -65,7 +65,7 @@ def test_the_plan_is_shown_and_leaving_runs_nothing(tmp_path, monkeypatch):
         async with app.run_test(size=(120, 36)) as pilot:
             await until(pilot, lambda: app.screen.ready)
             text = screen_text(app)
-            assert "validate plan: 4 nodes (--nodes gpu[01-04]), 8 ranks per node, launcher srun" in text
+            assert "validate plan: 4 nodes (--nodes gpu[01-04]), launcher srun" in text
             assert "This drives traffic across 4 nodes for at most 300s." in text
             await pilot.press("escape")
         return app.return_code, str(app.error)

@@ -30,10 +30,13 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys):
     code, out, err = run_cli(capsys, "validate", "--dry-run", "--nodes", "gpu[01-04]")
     assert (code, err) == (0, "")
     assert out.splitlines() == [
-        "validate plan: 4 nodes (--nodes gpu[01-04]), 8 ranks per node, launcher srun",
-        "  sizes 1.0 MiB to 8.0 GiB, x2 per step",
-        "  counters sampled on every node every 5s (fleet fan-out, read-only)",
-        "  wall-clock cap 300s; about 61.0 TiB sent by all ranks (NVLink included)",
+        "validate plan: 4 nodes (--nodes gpu[01-04]), launcher srun",
+        "  8 ranks per node (assumed: a dry run asks no node how many GPUs it has; give --gpus-per-node N)",
+        "  sizes 1.0 MiB to 8.0 GiB, x2 per step (--min-bytes 1M default, --max-bytes 8G default, --factor 2 default)",
+        "  counters sampled on every node every 5s (--interval 5 default), by the fleet's fan-out (read-only)",
+        "  wall-clock cap 300s (--max-seconds 300 default)",
+        "  about 61.0 TiB sent by all ranks (NVLink included): 4 nodes x 8 ranks (assumed), 2 benchmarks, every size "
+        "20 iterations + 1 warm-up, out of and in place (nccl-tests' defaults)",
         "  --mpi=pmix: the site's MpiDefault is unknown: scontrol is not on PATH (run it where Slurm's client tools are)",
         "  all_reduce_perf: every rank of every node at once, 8 per node",
         "    srun --mpi=pmix '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 "
@@ -41,6 +44,21 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys):
         "  alltoall_perf: every rank of every node at once, 8 per node",
         "    srun --mpi=pmix '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 "
         "--quit-on-interrupt alltoall_perf -b 1048576 -e 8589934592 -f 2 -g 1",
+    ]
+
+
+def test_dry_run_names_where_given_figures_come_from(capsys):
+    """Issue 30 item 9: a figure the user gave is named as given; nothing is called assumed."""
+    code, out, _ = run_cli(capsys, "validate", "--dry-run", "--nodes", "gpu[01-04]", "--ranks-per-node", "4",
+                           "--max-bytes", "1G", "--interval", "2", "--benchmarks", "all_reduce_perf")
+    assert code == 0 and "assumed" not in out
+    assert out.splitlines()[1:6] == [
+        "  4 ranks per node (--gpus-per-node 4)",
+        "  sizes 1.0 MiB to 1.0 GiB, x2 per step (--min-bytes 1M default, --max-bytes 1G, --factor 2 default)",
+        "  counters sampled on every node every 2s (--interval 2), by the fleet's fan-out (read-only)",
+        "  wall-clock cap 300s (--max-seconds 300 default)",
+        "  about 2.5 TiB sent by all ranks (NVLink included): 4 nodes x 4 ranks, 1 benchmark, every size "
+        "20 iterations + 1 warm-up, out of and in place (nccl-tests' defaults)",
     ]
 
 
@@ -58,7 +76,7 @@ def test_mpirun_takes_the_nodes_from_the_hostfile(capsys, tmp_path):
     hostfile.write_text("# the job's nodes\ngpu07 slots=8\ngpu09 slots=8\n")
     code, out, _ = run_cli(capsys, "validate", "--dry-run", "--hostfile", str(hostfile), "--benchmarks", "alltoall_perf")
     assert code == 0
-    assert out.splitlines()[0] == f"validate plan: 2 nodes (--hostfile {hostfile}), 8 ranks per node, launcher mpirun"
+    assert out.splitlines()[0] == f"validate plan: 2 nodes (--hostfile {hostfile}), launcher mpirun"
     assert f"    mpirun --hostfile {hostfile} -np 16 --map-by ppr:8:node alltoall_perf -b 1048576 -e 8589934592 -f 2 -g 1" \
         in out.splitlines()
 
@@ -87,7 +105,7 @@ def test_incast_runs_one_server_per_sender_on_the_receiver(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--nodes", "gpu1", "--launcher", "srun -N {count}"],
      "--launcher: unknown placeholder {count}; use {nodes}, {nodelist}, {ranks_per_node}, {ntasks}, {hostfile}"),
-    (["--nodes", "gpu1", "--max-bytes", "8T"], "--max-bytes '8T': expected a size such as 1M or 8G (K, M, G: powers of 1024)"),
+    (["--nodes", "gpu1", "--max-bytes", "8T"], "--max-bytes '8T': expected a size such as 1M or 8G (K, M, G: powers of 1024), more than 0 and at most 1024G"),
     (["--nodes", "gpu1", "--min-bytes", "1G", "--max-bytes", "1M"], "--min-bytes 1G is larger than --max-bytes 1M"),
     (["--nodes", "gpu1", "--benchmarks", "sendrecv_perf"], "--benchmarks 'sendrecv_perf': choose from all_reduce_perf, alltoall_perf"),
     (["--nodes", "gpu[1-2]", "--incast", "gpu9"], "--incast gpu9: not one of the nodes (gpu1, gpu2)"),
@@ -149,7 +167,7 @@ def test_a_slurm_job_from_outside_runs_its_step_in_that_job(capsys, tmp_path, mo
     monkeypatch.setenv("PATH", str(tmp_path))
     code, out, _ = run_cli(capsys, "validate", "--dry-run", "--slurm-job", "4242", "--benchmarks", "all_reduce_perf")
     assert code == 0
-    assert out.splitlines()[0] == "validate plan: 2 nodes (Slurm job 4242), 8 ranks per node, launcher srun"
+    assert out.splitlines()[0] == "validate plan: 2 nodes (Slurm job 4242), launcher srun"
     assert ("    srun --jobid=4242 --overlap --mpi=pmix --nodelist=gpu01,gpu02 --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 "
             "--kill-on-bad-exit=1 --quit-on-interrupt all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1") in out.splitlines()
 

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from allreduce_doctor.capture import collect
-    from allreduce_doctor.session import check_interval
+    from allreduce_doctor.ranges import check_interval
 
     check_interval(args.interval, live=True)
     summary = collect(args.output, args.interval, args.force)

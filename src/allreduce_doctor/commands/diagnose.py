@@ -46,7 +46,11 @@ def diagnose_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--live", action="store_true", help="with --evidence: also read this node")
     p.add_argument("--symptom", choices=SYMPTOMS,
                    help="what the job showed: narrows the candidate causes of pasted text")
-    p.add_argument("--export", metavar="FORMAT", help="also write a ticket document in FORMAT (see `export --help`)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text report: every check on its own line (default: checks that share a reason are one line "
+                   "with a count)")
+    p.add_argument("--export", metavar="FORMAT",
+                   help="write a ticket document in FORMAT instead of the report (see `export --help`); not with --format")
 
 
 def add_parser(sub) -> None:
@@ -60,9 +64,19 @@ def session_from_args(args, interactive: bool = False):
     """The Session a diagnose command line describes (the one place args become a Session)."""
     from allreduce_doctor.doctor import Doctor
     from allreduce_doctor.progress import stderr_progress
-    from allreduce_doctor.session import Options, Session, check_interval, parse_answers
+    from allreduce_doctor.ranges import check_interval
+    from allreduce_doctor.session import Options, Session, parse_answers
     from allreduce_doctor.site import DEFAULT_SITE, load_site
 
+    if args.evidence and not args.snapshot and not args.live:
+        from allreduce_doctor.hosts.empty import EmptyHost
+
+        host = EmptyHost()  # a ticket's pasted text, diagnosed on a laptop: no node to read
+    else:
+        from allreduce_doctor.hosts.select import open_host
+
+        host = open_host(args.snapshot)
+    check_interval(args.interval, live=host.kind == "live")  # before Options: one range per host, 0 or -1
     doctor = Doctor.load()
     answers = parse_answers(args.answer, doctor.runbooks.answers)
     site = load_site(args.site) if args.site else load_site(DEFAULT_SITE, required=False)
@@ -74,16 +88,6 @@ def session_from_args(args, interactive: bool = False):
         result = load_evidence(args.evidence, options.symptom)
         options.evidence, options.evidence_report = result.observations, result.report
         options.evidence_hosts = result.hosts
-    if args.evidence and not args.snapshot and not args.live:
-        from allreduce_doctor.hosts.empty import EmptyHost
-
-        host = EmptyHost()  # a ticket's pasted text, diagnosed on a laptop: no node to read
-    else:
-        from allreduce_doctor.hosts.select import open_host
-
-        host = open_host(args.snapshot)
-    if host.kind == "live":
-        check_interval(args.interval, live=True)
     if host.kind == "live" and not interactive:
         options.progress = stderr_progress()
     return Session(doctor, host, options)
@@ -134,7 +138,7 @@ def run(args) -> int:
 
         write_output(render_export(data, args.export), args.output)
     else:
-        write_output(render(data, args.format or "text"), args.output)
+        write_output(render(data, args.format or "text", args.verbose), args.output)
     if args.format == "npd":  # node-problem-detector reads 0 OK, 1 NonOK, anything else Unknown
         from allreduce_doctor.metrics.npd import npd_exit
 

@@ -50,13 +50,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _check(args) -> None:
     from allreduce_doctor.errors import DoctorError
+    from allreduce_doctor.ranges import check_interval, check_range
 
-    checks = [(args.fanout, 1, 10000, "--fanout", "nodes"), (args.timeout, 1, 3600, "--timeout", "seconds"),
-              (args.connect_timeout, 1, 600, "--connect-timeout", "seconds"), (args.interval, 0, 600, "--interval", "seconds"),
-              (args.jobs, 0, 256, "--jobs", "processes")]
-    for value, low, high, flag, unit in checks:
-        if not low <= value <= high:
-            raise DoctorError(f"{flag} {value:g}: expected {low} to {high} {unit}")
+    check_range(args.fanout, 1, 10000, "--fanout", "nodes")
+    check_range(args.timeout, 1, 3600, "--timeout", "seconds")
+    check_range(args.connect_timeout, 1, 600, "--connect-timeout", "seconds")
+    check_interval(args.interval, live=not args.snapshots)  # collected over SSH: two live samples on each node
+    check_range(args.jobs, 0, 256, "--jobs", "processes")
     if not SAFE_PYTHON.fullmatch(args.remote_python):
         raise DoctorError(f"--remote-python {args.remote_python!r}: expected a command name or path")
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import argparse
 
+# The defaults of the figures a plan states; plan_sources says which of them a plan took.
+DEFAULTS = {"min_bytes": "1M", "max_bytes": "8G", "factor": 2, "interval": 5.0, "max_seconds": 300.0}
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
@@ -31,23 +34,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     launch.add_argument("--hostfile", metavar="FILE", help="launch with mpirun and this hostfile (its nodes, without --nodes)")
     launch.add_argument("--nccl-tests", metavar="DIR", help="nccl-tests folder (DIR or DIR/build); default: PATH")
     launch.add_argument("--perftest", metavar="DIR", help="folder holding ib_write_bw for --incast; default: PATH")
-    launch.add_argument("--gpus-per-node", type=int, default=0, metavar="N", help="ranks per node (default: the GPUs found)")
-    launch.add_argument("--min-bytes", default="1M", metavar="SIZE", help="smallest message (default 1M)")
-    launch.add_argument("--max-bytes", default="8G", metavar="SIZE", help="largest message (default 8G)")
-    launch.add_argument("--factor", type=int, default=2, metavar="F", help="size step factor (default 2)")
+    launch.add_argument("--gpus-per-node", "--ranks-per-node", type=int, default=0, metavar="N",
+                        help="ranks per node (default: the GPUs the nodes report; a dry run assumes 8)")
+    launch.add_argument("--min-bytes", default=DEFAULTS["min_bytes"], metavar="SIZE", help="smallest message (default 1M)")
+    launch.add_argument("--max-bytes", default=DEFAULTS["max_bytes"], metavar="SIZE", help="largest message (default 8G)")
+    launch.add_argument("--factor", type=int, default=DEFAULTS["factor"], metavar="F", help="size step factor (default 2)")
     launch.add_argument("--benchmarks", default="all_reduce_perf,alltoall_perf", metavar="LIST",
                         help="nccl-tests binaries to run in turn (default all_reduce_perf,alltoall_perf)")
     launch.add_argument("--incast", action="append", default=[], metavar="NODE",
                         help="also run many-to-one ib_write_bw at NODE from every other node (repeatable)")
     launch.add_argument("--incast-seconds", type=int, default=20, metavar="S", help="incast duration (default 20)")
     watch = p.add_argument_group("watching")
-    watch.add_argument("--interval", type=float, default=5.0, metavar="SECONDS", help="seconds between rounds (default 5)")
+    watch.add_argument("--interval", type=float, default=DEFAULTS["interval"], metavar="SECONDS", help="seconds between rounds (default 5)")
     watch.add_argument("--fanout", type=int, default=64, metavar="N", help="nodes sampled at once (default 64)")
     watch.add_argument("--ssh-options", default="", metavar="OPTIONS", help="extra ssh arguments for the sampling")
     safety = p.add_argument_group("safety")
     safety.add_argument("--dry-run", action="store_true", help="print the plan (commands, nodes, cap, bytes) and run nothing")
     safety.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    safety.add_argument("--max-seconds", type=float, default=300.0, metavar="S", help="wall-clock cap of the benchmarks (default 300)")
+    safety.add_argument("--max-seconds", type=float, default=DEFAULTS["max_seconds"], metavar="S",
+                        help="wall-clock cap of the benchmarks (default 300)")
     safety.add_argument("--allow-busy", action="store_true", help="run even where another job's NCCL processes are found")
     p.add_argument("--tui", action="store_true", help="in the terminal UI: the plan first, started only when you start it "
                    "there; then every node's counter rates live, busbw per size as it arrives, and the diagnosis")
@@ -57,6 +62,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--export", metavar="FORMAT", help="write a ticket document in FORMAT instead of the report")
     return p
+
+
+def plan_sources(args, when: str) -> dict[str, str]:
+    """Where each figure of the plan comes from, in words (render_plan prints them beside the figures).
+    `when`: why the ranks per node are not known yet (a dry run asks no node; the UI asks at the start)."""
+    def given(*names: str) -> str:
+        words = []
+        for name in names:
+            value = getattr(args, name)
+            shown = value if isinstance(value, str) else f"{value:g}"
+            words.append(f"--{name.replace('_', '-')} {shown}" + (" default" if value == DEFAULTS[name] else ""))
+        return ", ".join(words)
+
+    ranks = f"--gpus-per-node {args.gpus_per_node}" if args.gpus_per_node else f"assumed: {when}; give --gpus-per-node N"
+    return {"ranks": ranks, "sizes": given("min_bytes", "max_bytes", "factor"), "interval": given("interval"),
+            "cap": given("max_seconds")}
 
 
 def report(data: dict, fmt: str, output: str | None, export: str | None, root=None) -> int:
@@ -99,7 +120,8 @@ def run(args) -> int:
         return _run_tui(args)
     make_plan, nodes = plan_from_args(args)
     if args.dry_run:
-        print(render_plan(make_plan(args.gpus_per_node or None, None)), end="")
+        sources = plan_sources(args, "a dry run asks no node how many GPUs it has")
+        print(render_plan(make_plan(args.gpus_per_node or None, None), sources), end="")
         return 0
     confirm(args, nodes)
     root = record_folder(args.record)
@@ -118,4 +140,4 @@ def _run_tui(args) -> int:
     from allreduce_doctor.tui.app import run_validate as run_in_tui
     from allreduce_doctor.validate.tui_run import job_from_args
 
-    return run_in_tui(job_from_args(args))
+    return run_in_tui(job_from_args(args, plan_sources(args, "each node is asked for its GPUs when the run starts")))

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from allreduce_doctor.status import PROG, TOOL_EXIT_HELP
+from allreduce_doctor.status import EXIT_BAD_INPUT, EXIT_HEALTHY, EXIT_INTERNAL, EXIT_NOT_APPLICABLE, PROG
+
+# As diagnose and healthcheck: no RDMA port to watch is "nothing to diagnose here", never a healthy 0.
+WATCH_EXIT_HELP = (f"exit codes: {EXIT_HEALTHY} done, {EXIT_BAD_INPUT} bad input, {EXIT_NOT_APPLICABLE} no RDMA port "
+                   f"to watch, {EXIT_INTERNAL} internal error.")
 
 
 def add_parser(subparsers) -> None:
@@ -13,7 +17,7 @@ def add_parser(subparsers) -> None:
         "watch", description="Per-port counter rates (pause frames per priority, CNPs, ECN marks, out-of-sequence, "
         "retransmissions, discards, xmit_wait, symbol errors), refreshed every interval. On a terminal it "
         "opens the watch screen; on a pipe it prints one interval as text.",
-        epilog=f"examples:\n  {PROG} watch --interval 2\n  {PROG} watch --snapshot node.tar.gz | less\n\n{TOOL_EXIT_HELP}",
+        epilog=f"examples:\n  {PROG} watch --interval 2\n  {PROG} watch --snapshot node.tar.gz | less\n\n{WATCH_EXIT_HELP}",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--snapshot", metavar="PATH", help="replay the counter samples recorded in a bundle")
     p.add_argument("--interval", type=float, default=1.0, metavar="SECONDS",
@@ -22,8 +26,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from allreduce_doctor.doctor import load_catalogue
-    from allreduce_doctor.session import check_interval
-    from allreduce_doctor.status import EXIT_HEALTHY
+    from allreduce_doctor.ranges import check_interval
     from allreduce_doctor.tui.state import short_path, watch_host
 
     check_interval(args.interval, live=True)  # rates per interval: the live range, everywhere
@@ -42,4 +45,4 @@ def run(args: argparse.Namespace) -> int:
     watch.add(ports)
     mode = "1 recorded interval" if args.snapshot else "live"
     sys.stdout.write(render_text(watch, f"allreduce-doctor watch | {label} | {mode} | rates per second over {seconds or args.interval:g}s"))
-    return EXIT_HEALTHY
+    return EXIT_HEALTHY if watch.latest else EXIT_NOT_APPLICABLE

@@ -76,7 +76,7 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
     return data
 
 
-def render_hosts(data: dict, fmt: str) -> str:
+def render_hosts(data: dict, fmt: str, verbose: bool = True) -> str:
     """The fleet report of the pasted hosts, then each host's own report (text, Markdown)."""
     from allreduce_doctor.fleet.fleet_report import render_fleet
     from allreduce_doctor.report import render
@@ -93,7 +93,7 @@ def render_hosts(data: dict, fmt: str) -> str:
             out.append(f"\n---\n\n# Host {own['host']}: {headline}{cause}\n\n")
         else:
             out.append(f"\n{'=' * 20} host {own['host']}: {headline}{cause} {'=' * 20}\n")
-        out.append(render(own, fmt))
+        out.append(render(own, fmt, verbose))
     left = len(data["hosts"]) - len(hosts)
     if left:
         out.append(f"\n({left} more hosts: their verdicts are in the fleet table above; --format json has each one's diagnosis)\n")
@@ -111,5 +111,5 @@ def write_report(session, args) -> int:
 
         write_output(render_export(data, args.export), args.output)
     else:
-        write_output(render_hosts(data, args.format or "text"), args.output)
+        write_output(render_hosts(data, args.format or "text", getattr(args, "verbose", True)), args.output)
     return verdict_exit(data.get("verdict"))

@@ -9,6 +9,7 @@ makes the verdict inconclusive (a fault only under --strict).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -75,3 +76,27 @@ def probe_deadline(started: float, budget: float) -> float:
 
 def time_left(started: float, budget: float) -> float:
     return started + budget - time.monotonic()
+
+
+def process_started() -> float:
+    """This process's start on the time.monotonic() clock, so a budget counts the interpreter's start-up
+    and the imports too. Linux: /proc/self/stat field 22, starttime, in clock ticks since boot (proc(5)),
+    on the CLOCK_BOOTTIME clock (kernel fs/proc/array.c, start_boottime). Elsewhere, or unreadable: now."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rpartition(")")[2].split()  # after the command name, which may hold spaces
+        ticks = int(fields[19])  # field 22 of proc(5); fields[0] is field 3 (state)
+        since_start = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - since_start if 0 <= since_start < 3600 else now
+
+
+def overrun_line(started: float, budget: float) -> str | None:
+    """The one stderr line of a run that took longer than --budget (from the process's start), else None."""
+    took = time.monotonic() - started
+    if took <= budget:
+        return None
+    return (f"allreduce-doctor: warning: --budget {budget:g} overran: took {took:.2f} s from the process's start, "
+            f"{took - budget:.2f} s over; probes not started in time are unknown")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.healthcheck import slurm_drain
-from allreduce_doctor.healthcheck.check import probe_deadline, run_session, time_left
+from allreduce_doctor.healthcheck.check import overrun_line, probe_deadline, process_started, run_session, time_left
+from allreduce_doctor.ranges import check_interval, check_range
 from allreduce_doctor.scontrol import ScontrolError
 from allreduce_doctor.status import (
     EXIT_FAULT,
@@ -24,10 +24,10 @@ MAX_BUDGET = 3600.0  # seconds: a health check longer than an hour is a misconfi
 
 
 def _validate(args) -> None:
-    if not 0 < args.budget <= MAX_BUDGET:
-        raise DoctorError(f"--budget {args.budget:g}: expected more than 0 and at most {MAX_BUDGET:g} seconds")
-    if args.interval is not None and not 0 <= args.interval < args.budget / 2:
-        raise DoctorError(f"--interval {args.interval:g}: the counter window must fit in half of --budget {args.budget:g}")
+    check_range(args.budget, 0, MAX_BUDGET, "--budget", "seconds", above=True)
+    if args.interval is not None:  # diagnose's range, and the counter window fits in half of the budget
+        check_interval(args.interval, live=not args.snapshot, most=args.budget / 2,
+                       why=f" (the counter window fits in half of --budget {args.budget:g})")
     if (args.drain or args.resume) and args.snapshot and not args.node:
         raise DoctorError("--drain/--resume with --snapshot: name the Slurm node with --node NAME "
                           "(the bundle's host is not necessarily this node)")
@@ -91,7 +91,7 @@ def healthcheck(args) -> int:
     from allreduce_doctor.metrics.port_rates import attach_run
     from allreduce_doctor.metrics.prometheus import render_prometheus, write_textfile
 
-    started = time.monotonic()
+    started = process_started()  # the budget counts from the process's start, imports included
     _validate(args)
     host = open_host(args.snapshot)
     result = run_session(host, args.fabric, args.interval, probe_deadline(started, args.budget))
@@ -104,6 +104,9 @@ def healthcheck(args) -> int:
         write_textfile(args.textfile, render_prometheus(data))
     sys.stdout.write(_render(data, args.format, args.strict))
     _slurm(args, data, code, started)
+    overrun = overrun_line(started, args.budget)
+    if overrun:  # a budget shorter than start-up and the walk cannot be kept: say so, never silently
+        print(overrun, file=sys.stderr)
     if args.format == "npd":
         from allreduce_doctor.metrics.npd import npd_exit
 

@@ -28,11 +28,18 @@ INCAST_BASE_PORT = 18515  # perftest's default port; each sender gets its own po
 PLACEHOLDERS = ("nodes", "nodelist", "ranks_per_node", "ntasks", "hostfile")
 
 
+# all_reduce_perf allocates a send and a receive buffer of -e bytes on every GPU (nccl-tests src/common.cu):
+# 1024G is over three times the largest GPU memory shipping (288 GB HBM3e, NVIDIA GB300 datasheet).
+MAX_SIZE = 1024 * SIZE_SUFFIX["G"]
+
+
 def parse_size(text: str, flag: str) -> int:
     m = SIZE_RE.fullmatch(text.strip())
-    if not m or int(m.group(1)) == 0:
-        raise DoctorError(f"{flag} {text!r}: expected a size such as 1M or 8G (K, M, G: powers of 1024)")
-    return int(m.group(1)) * SIZE_SUFFIX[m.group(2).upper()]
+    size = int(m.group(1)) * SIZE_SUFFIX[m.group(2).upper()] if m else 0
+    if not 0 < size <= MAX_SIZE:
+        raise DoctorError(f"{flag} {text!r}: expected a size such as 1M or 8G (K, M, G: powers of 1024), "
+                          "more than 0 and at most 1024G")
+    return size
 
 
 def sizes(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
@@ -92,13 +99,21 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} PiB"
 
 
-def render_plan(plan: Plan) -> str:
-    lines = [f"validate plan: {len(plan.nodes)} nodes ({plan.source}), {plan.ranks_per_node} ranks per node, "
-             f"launcher {plan.launcher}",
-             f"  sizes {human_bytes(plan.min_bytes)} to {human_bytes(plan.max_bytes)}, x{plan.factor} per step",
-             f"  counters sampled on every node every {plan.interval:g}s (fleet fan-out, read-only)",
-             f"  wall-clock cap {plan.max_seconds:g}s; about {human_bytes(plan.bytes_moved())} sent by all ranks "
-             "(NVLink included)"]
+def render_plan(plan: Plan, sources: dict[str, str] | None = None) -> str:
+    """The plan in words; `sources` (commands/validate.py plan_sources) says where each figure comes from."""
+    src = {k: f" ({v})" for k, v in (sources or {}).items()}
+    n_steps = sum(1 for s in plan.steps if s.name in BENCHMARKS)
+    ranks_from = " (assumed)" if (sources or {}).get("ranks", "").startswith("assumed") else ""
+    lines = [f"validate plan: {len(plan.nodes)} nodes ({plan.source}), launcher {plan.launcher}",
+             f"  {plan.ranks_per_node} ranks per node{src.get('ranks', '')}",
+             f"  sizes {human_bytes(plan.min_bytes)} to {human_bytes(plan.max_bytes)}, x{plan.factor} per step"
+             f"{src.get('sizes', '')}",
+             f"  counters sampled on every node every {plan.interval:g}s{src.get('interval', '')}, by the fleet's "
+             "fan-out (read-only)",
+             f"  wall-clock cap {plan.max_seconds:g}s{src.get('cap', '')}",
+             f"  about {human_bytes(plan.bytes_moved())} sent by all ranks (NVLink included): {len(plan.nodes)} nodes "
+             f"x {plan.ranks_per_node} ranks{ranks_from}, {n_steps} benchmark{'s' if n_steps != 1 else ''}, "
+             f"every size {ITERS} iterations + {WARMUP} warm-up, out of and in place (nccl-tests' defaults)"]
     lines += [f"  {note}" for note in plan.launch_notes]
     for step in plan.steps:
         lines.append(f"  {step.name}: {step.purpose}")

@@ -18,12 +18,14 @@ HOSTFILE = "hostfile"
 
 
 def _check(args) -> None:
-    checks = [(args.factor, 2, 64, "--factor", ""), (args.interval, 0.5, 600, "--interval", " seconds"),
-              (args.max_seconds, 10, 86400, "--max-seconds", " seconds"), (args.gpus_per_node, 0, 64, "--gpus-per-node", ""),
-              (args.fanout, 1, 10000, "--fanout", " nodes"), (args.incast_seconds, 1, 3600, "--incast-seconds", " seconds")]
-    for value, low, high, flag, unit in checks:
-        if not low <= value <= high:
-            raise DoctorError(f"{flag} {value:g}: expected {low:g} to {high:g}{unit}")
+    from allreduce_doctor.ranges import check_range
+
+    check_range(args.factor, 2, 64, "--factor")
+    check_range(args.interval, 0.5, 600, "--interval", "seconds")
+    check_range(args.max_seconds, 10, 86400, "--max-seconds", "seconds")
+    check_range(args.gpus_per_node, 0, 64, "--gpus-per-node")
+    check_range(args.fanout, 1, 10000, "--fanout", "nodes")
+    check_range(args.incast_seconds, 1, 3600, "--incast-seconds", "seconds")
 
 
 def _hostfile_nodes(path: str) -> list[str]:

@@ -20,9 +20,10 @@ class ValidateJob:
     after the user confirmed the plan on screen, and `stop` ends the run from the UI."""
 
     def __init__(self, make_plan, nodes: list[str], sampler, record: str | None, allow_busy: bool, interval: float,
-                 ranks: int | None = None) -> None:
+                 ranks: int | None = None, sources: dict[str, str] | None = None) -> None:
         self.make_plan, self.nodes, self.sampler = make_plan, nodes, sampler
         self.record, self.allow_busy, self.interval, self.ranks = record, allow_busy, interval, ranks
+        self.sources = sources  # where the plan's figures come from (commands/validate.py plan_sources)
         self.stop = threading.Event()
         self.busbw = BusbwFeed()  # fed from the benchmarks' output, on the UI's thread
         self.root: Path | None = None
@@ -32,7 +33,7 @@ class ValidateJob:
         return self.make_plan(self.ranks, None)
 
     def plan_text(self) -> str:
-        return render_plan(self.plan())
+        return render_plan(self.plan(), self.sources)
 
     def start(self, on_round, on_output) -> dict:
         """The whole run (blocking: call it in a worker thread); its Diagnosis as JSON-ready data."""
@@ -44,12 +45,13 @@ class ValidateJob:
                             on_round=on_round, on_output=on_output, stop=self.stop)
 
 
-def job_from_args(args) -> ValidateJob:
+def job_from_args(args, sources: dict[str, str] | None = None) -> ValidateJob:
+    """The job of a command line; `sources`: where its plan's figures come from (commands/validate.py)."""
     from allreduce_doctor.validate.run import plan_from_args, sampler_from_args
 
     make_plan, nodes = plan_from_args(args)
     return ValidateJob(make_plan, nodes, sampler_from_args(args, nodes), args.record, args.allow_busy, args.interval,
-                       args.gpus_per_node or None)
+                       args.gpus_per_node or None, sources)
 
 
 class BusbwFeed:
