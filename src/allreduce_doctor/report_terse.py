@@ -30,7 +30,8 @@ def _heads(reason: str) -> set[str]:
 
 def fold_inconclusive(items: list[dict]) -> dict[str, list[dict]]:
     """{shared reason: its items} for each reason MIN_FOLD or more items share, the commonest first (greedy)."""
-    left, groups = list(items), {}
+    left: list[dict] = list(items)
+    groups: dict[str, list[dict]] = {}
     while True:
         counts = Counter(h for item in left for h in _heads(item.get("reason") or ""))
         best = max(((n, len(h), h) for h, n in counts.items() if n >= MIN_FOLD), default=None)

@@ -44,11 +44,11 @@ def test_the_default_report_folds_the_repeated_reason(capsys, paste):
     code, terse = report(capsys, "--evidence", paste)
     _, verbose = report(capsys, "--verbose", "--evidence", paste)
     assert code == 1
-    assert (len(terse.splitlines()), len(verbose.splitlines())) == (79, 164)
+    assert (len(terse.splitlines()), len(verbose.splitlines())) == (82, 161)
     assert (terse.count(NO_NODE), verbose.count(NO_NODE)) == (2, 25)
     lines = terse.splitlines()
     assert f"  [ ?? ] 19 checks undecided: {NO_NODE} (see Inconclusive)" in lines
-    assert "  [n.a.] 6 checks not judged: not shown in the text: no line of it is one this check reads" in lines
+    assert "  [n.a.] 3 checks not judged: not shown in the text: no line of it is one this check reads" in lines
     assert (f"  - 19 checks: {NO_NODE}; paste `ibstat` (or `ibv_devinfo`), `sudo dmesg`, `nvidia-smi nvlink -s`, "
             "`nvidia-smi -q`, `sudo lspci -vvv`, `nvidia-smi topo -m` (--verbose lists each)") in lines
     # what decides is never folded: the failing step and its value stay

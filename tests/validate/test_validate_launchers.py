@@ -49,8 +49,10 @@ def scontrol_says(tmp_path, mpi="pmi2", gres="gpu"):
 
 
 def dry_run(capsys, *argv):
+    """The plan's lines after its figures (the launch notes, then each benchmark and its command)."""
     assert main(["validate", "--dry-run", "--benchmarks", "all_reduce_perf", *argv]) == 0
-    return capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("  about ")) + 1:]
 
 
 def test_show_config_lines_are_key_equals_value():
@@ -62,7 +64,7 @@ def test_show_config_lines_are_key_equals_value():
 def test_srun_takes_the_sites_mpi_default_and_asks_for_the_gpus(capsys, tmp_path):
     scontrol_says(tmp_path, mpi="pmi2")
     lines = dry_run(capsys, "--nodes", "gpu[1-2]")
-    assert lines[4:7] == [
+    assert lines[0:3] == [
         "  --mpi=pmi2: the site's MpiDefault (scontrol show config)",
         "  all_reduce_perf: every rank of every node at once, 8 per node",
         f"    srun --mpi=pmi2 '--nodelist=gpu[1-2]' --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 "
@@ -76,25 +78,25 @@ def test_srun_takes_the_sites_mpi_default_and_asks_for_the_gpus(capsys, tmp_path
 def test_no_pmi_at_the_site_means_pmix(capsys, tmp_path, mpi, note):
     scontrol_says(tmp_path, mpi=mpi)
     lines = dry_run(capsys, "--nodes", "gpu1", "--gpus-per-node", "4")
-    assert lines[4] == note
-    assert lines[6] == f"    srun --mpi=pmix --nodelist=gpu1 --nodes=1 --ntasks-per-node=4 --gpus-per-node=4 " \
+    assert lines[0] == note
+    assert lines[2] == f"    srun --mpi=pmix --nodelist=gpu1 --nodes=1 --ntasks-per-node=4 --gpus-per-node=4 " \
                        f"--kill-on-bad-exit=1 --quit-on-interrupt {BENCH}"
 
 
 def test_no_gpu_gres_at_the_site_means_no_gpu_request(capsys, tmp_path):
     scontrol_says(tmp_path, mpi="pmix", gres="(null)")
     lines = dry_run(capsys, "--nodes", "gpu[1-2]", "--incast", "gpu1")
-    assert lines[4:6] == ["  --mpi=pmix: the site's MpiDefault (scontrol show config)",
+    assert lines[0:2] == ["  --mpi=pmix: the site's MpiDefault (scontrol show config)",
                           "  no GPU request: GresTypes=(null) manages no gpu (scontrol show config)"]
-    assert lines[7] == f"    srun --mpi=pmix '--nodelist=gpu[1-2]' --nodes=2 --ntasks-per-node=8 --kill-on-bad-exit=1 " \
+    assert lines[3] == f"    srun --mpi=pmix '--nodelist=gpu[1-2]' --nodes=2 --ntasks-per-node=8 --kill-on-bad-exit=1 " \
                        f"--quit-on-interrupt {BENCH}"
-    assert lines[9].startswith("    srun --mpi=none --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ")
+    assert lines[5].startswith("    srun --mpi=none --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ")
 
 
 def test_the_flags_choose_mpi_and_gres(capsys, tmp_path):
     scontrol_says(tmp_path, mpi="none")
     lines = dry_run(capsys, "--nodes", "gpu1", "--mpi", "pmix_v5", "--gpu-request", "gres")
-    assert lines[4:7] == [
+    assert lines[0:3] == [
         "  --mpi=pmix_v5: given with --mpi",
         "  all_reduce_perf: every rank of every node at once, 8 per node",
         f"    srun --mpi=pmix_v5 --nodelist=gpu1 --nodes=1 --ntasks-per-node=8 --gres=gpu:8 --kill-on-bad-exit=1 "
@@ -109,7 +111,7 @@ def test_mpirun_exports_the_jobs_variables_by_name(capsys, tmp_path, monkeypatch
     hostfile = tmp_path / "hosts"
     hostfile.write_text("gpu07\ngpu09\n")
     lines = dry_run(capsys, "--hostfile", str(hostfile))
-    assert lines[5] == (f"    mpirun --hostfile {hostfile} -np 16 --map-by ppr:8:node -x CUDA_HOME -x LD_LIBRARY_PATH "
+    assert lines[1] == (f"    mpirun --hostfile {hostfile} -np 16 --map-by ppr:8:node -x CUDA_HOME -x LD_LIBRARY_PATH "
                         f"-x NCCL_IB_HCA -x UCX_TLS {BENCH}")
     assert "mlx5_0" not in "\n".join(lines)  # names only: the values stay in the environment
 
