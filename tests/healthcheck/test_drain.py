@@ -3,6 +3,8 @@ drained by someone else" and "never overwrite someone else's drain reason"."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from allreduce_doctor.healthcheck.slurm_drain import NodeState, node_state
@@ -137,3 +139,14 @@ def test_show_node_parsing(monkeypatch, fake_scontrol):
     monkeypatch.setenv("PATH", fake.env["PATH"])
     assert node_state(LiveHost(), "a") == NodeState("MIXED+DRAIN", "allreduce-doctor: ecn_disabled")
     assert node_state(LiveHost(), "b") == NodeState("IDLE", "")
+
+
+def test_the_budget_counts_from_the_process_start_only_in_the_tools_own_process(monkeypatch):
+    # in a test runner (or any program calling main()), the process started long before this run
+    from allreduce_doctor.healthcheck import check
+
+    monkeypatch.setattr(check.sys, "argv", ["/usr/bin/pytest", "-q"])
+    before = time.monotonic()
+    assert check.process_started() >= before
+    monkeypatch.setattr(check.sys, "argv", ["/opt/venv/bin/allreduce-doctor", "healthcheck"])
+    assert check.process_started() < before  # this process started before the line above

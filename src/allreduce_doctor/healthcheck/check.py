@@ -10,8 +10,10 @@ makes the verdict inconclusive (a fault only under --strict).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from allreduce_doctor.observations import MISSING, Observation, Observations
 
@@ -81,8 +83,11 @@ def time_left(started: float, budget: float) -> float:
 def process_started() -> float:
     """This process's start on the time.monotonic() clock, so a budget counts the interpreter's start-up
     and the imports too. Linux: /proc/self/stat field 22, starttime, in clock ticks since boot (proc(5)),
-    on the CLOCK_BOOTTIME clock (kernel fs/proc/array.c, start_boottime). Elsewhere, or unreadable: now."""
+    on the CLOCK_BOOTTIME clock (kernel fs/proc/array.c, start_boottime). Elsewhere, unreadable, or a
+    process that is not the tool's own (main() called from another program, a test runner): now."""
     now = time.monotonic()
+    if not _the_tools_own_process():
+        return now
     try:
         with open("/proc/self/stat", encoding="ascii") as stat:
             fields = stat.read().rpartition(")")[2].split()  # after the command name, which may hold spaces
@@ -91,6 +96,13 @@ def process_started() -> float:
     except (OSError, ValueError, IndexError, AttributeError):
         return now
     return now - since_start if 0 <= since_start < 3600 else now
+
+
+def _the_tools_own_process() -> bool:
+    """Whether this process was started as the tool (the allreduce-doctor script, or python -m
+    allreduce_doctor): only then is the process's start the start of this run."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path()
+    return argv0.name == "allreduce-doctor" or (argv0.name == "__main__.py" and argv0.parent.name == "allreduce_doctor")
 
 
 def overrun_line(started: float, budget: float) -> str | None:
