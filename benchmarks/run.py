@@ -10,7 +10,8 @@ measure on a shared machine) and wall for the fleet, whose point is to use every
 Rows: `--help` and `--version` against `python3 -c pass` (<= 2x); diagnosing an IB and a RoCE
 bundle against `python3 -c "import yaml, networkx, psutil"` (<= 1x); `diagnose --evidence` on a
 synthetic 4,096-rank NCCL log against `grep -c NCCL` (<= 5x), and a failed one (every rank's own WARN: shown with
-its price per failure line, unjudged); `fleet --snapshots` over N bundles
+its price per failure line, unjudged), and one shaped as a real job's (benchmarks/nccl_log_gen.py, <= 5x);
+`fleet --snapshots` over N bundles
 against `tar -xzOf` of each (<= 1.5x wall from 256 bundles; smaller fleets are shown unjudged, their time
 is mostly the start of the process; the series shows how cost grows); the TUI's first
 screen (benchmarks/tui_first_screen.py, no yardstick). Not a timed test: a shared machine is noisy.
@@ -122,6 +123,14 @@ def evidence_rows(mb: int, repeat: int, tmp: Path) -> None:
                   f"({warns:,} WARN lines, each read in full)", flush=True)
         healthy_cpu = cpu
         log.unlink()
+    from benchmarks.nccl_log_gen import write_log as write_real  # per-rank pointers, pids, busIds (issue 33)
+
+    log = tmp / "nccl-realistic.log"
+    info = write_real(log, mb)
+    ours = [*DOCTOR, "diagnose", "--evidence", str(log), "--format", "json"]
+    report(f"diagnose --evidence, {info['bytes'] / 1e6:.0f} MB log shaped as a real job's (nccl_log_gen.py)",
+           *paired(ours, ["grep", "-c", "NCCL", str(log)], repeat), "grep -c", 5)
+    log.unlink()
 
 
 FLEET_JUDGED_FROM = 256  # bundles

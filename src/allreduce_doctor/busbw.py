@@ -7,7 +7,7 @@ comparison is domain.busbw_verdict's; this module only gathers it for the report
 
 from __future__ import annotations
 
-from allreduce_doctor import busbw_nodes
+from allreduce_doctor import busbw_nodes, ceiling_node
 from allreduce_doctor.busbw_ceiling import ONE_HOST, assess, topology, words
 from allreduce_doctor.domain import allreduce_algos, busbw_above_reason, busbw_verdict
 from allreduce_doctor.observations import Observations
@@ -26,7 +26,7 @@ def _inputs(observations: Observations) -> tuple[dict, dict, dict, list[str], di
     job, nvlink = _value(observations, "log.job"), _value(observations, "gpu.nvlink")
     run = _value(observations, "log.tests").get("main") or {}
     names = list(run.get("gpu_models") or []) + list(_value(observations, "log.host").get("gpu_models") or [])
-    names += [g.get("name") for g in (nvlink.get("gpus") or {}).values() if g.get("name")]
+    names += ceiling_node.gpu_names(observations)
     env = _value(observations, "nccl.env").get("vars") or _value(observations, "log.env").get("vars") or {}
     return job, run, nvlink, names, env, _value(observations, "operator.answers")
 
@@ -34,9 +34,10 @@ def _inputs(observations: Observations) -> tuple[dict, dict, dict, list[str], di
 def across_nodes(observations: Observations, measured: float, nics: int | None, line_gbps: float | None) -> dict:
     """{hardware, limit, hardware_note, ceiling} of a run across nodes against the inter-node ceiling (busbw_nodes)."""
     job, run, _nvlink, names, env, answers = _inputs(observations)
-    topo, from_ = busbw_nodes.topology(names, job.get("ranks_per_node") or run.get("ranks_per_host"),
+    node = ceiling_node.parts(observations)  # the node's own GPUs, NIC PCIe links and GPUDirect
+    topo, from_ = busbw_nodes.topology(names, job.get("ranks_per_node") or run.get("ranks_per_host") or node["gpus"],
                                        job.get("nodes"), nics, line_gbps, (job.get("gdr") or {}).get("state"),
-                                       env, answers)
+                                       env, answers, node)
     a = busbw_nodes.assess(measured, topo)
     known = a["hardware"] != "unknown"
     return {"hardware": a["hardware"], "limit": a["resource"] if known else None,
@@ -51,9 +52,11 @@ def one_host(observations: Observations, measured: float) -> dict:
     `nvidia-smi nvlink -s`, or --answer gpu_model=."""
     job, run, nvlink, names, env, answers = _inputs(observations)
     topo, source = topology(names, job.get("ranks_per_node") or run.get("ranks_per_host"), env, answers, nvlink)
-    a = assess(measured, topo)
+    nvls = _value(observations, "log.nccl").get("nvls_channels") or []
+    a = assess(measured, topo) | {"nvls_used": max(nvls) > 0 if nvls else None}
     known = a["hardware"] != "unknown"
-    ceiling = {k: a[k] for k in ("gpu_model", "gpus", "ceiling_gbs", "bound_gbs", "basis", "ring_gbs", "sources")}
+    ceiling = {k: a[k] for k in ("gpu_model", "gpus", "ceiling_gbs", "bound_gbs", "basis", "ring_gbs", "sources",
+                                 "nvls_used")}
     return {"expected_gbs": a["ceiling_gbs"] if known else None, "ratio": a["ratio"] if known else None,
             "note": words(measured, a), "hardware": a["hardware"], "limit": a["resource"] if known else None,
             "ceiling": ceiling | {"model_from": source, "asks": a["asks"]}}

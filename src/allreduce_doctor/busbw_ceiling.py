@@ -30,6 +30,11 @@ ONE_HOST = (ONE_HOST_WHY + ", so their line rate is no yardstick for it; to meas
 HOLD_BACK = ("links down or slower than their rate (`nvidia-smi nvlink -s`), the fabric manager (`nvidia-smi -q`, "
              "Fabric), P2P turned off (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL) or the IOMMU/ACS in the way of peer copies")
 
+# Why a communicator gets no NVLS channels: transport/nvls.cc ncclNvlsInit (v2.17.1-1 to v2.27.7-1) leaves them 0
+# when NCCL_NVLS_ENABLE=0, with two GPUs or fewer, or when the GPU reports no multicast support (the fabric manager).
+NVLS_OFF = ("NCCL_NVLS_ENABLE=0, two GPUs or fewer, or no multicast support (`NVLS multicast support is not "
+            "available`: the fabric manager, the driver, CUDA 12.1 or later)")
+
 
 def _int(text) -> int | None:
     try:
@@ -104,6 +109,10 @@ def words(measured: float, a: dict) -> str:
         text = (f"{ONE_HOST_WHY}. {a['resource']}: {measured:g} of about {a['ceiling_gbs']:g} GB/s on {what} "
                 f"({a['basis']}), {(1 - a['ratio']) * 100:.0f}% below what it should carry")
         ring = a.get("ring_gbs")
+        if ring and a.get("nvls_used") is False:  # the log's `0 nvls channels` (parsers/nccl_log.py CHANNELS_RE)
+            text += f"; NVLS is not in use (the log's `0 nvls channels`: {NVLS_OFF})"
+            return text + (f", and {measured:g} GB/s is the ring's figure ({ring:g} GB/s)" if measured >= 0.85 * ring
+                           else f"; what can hold {a['resource']} back: {HOLD_BACK}")
         if ring and measured >= 0.85 * ring:
             return (text + f"; that is the ring's figure ({ring:g} GB/s): NVLS is likely not in use (NCCL 2.17 or "
                     "later, NCCL_NVLS_ENABLE, NCCL_ALGO, the fabric manager decide it)")

@@ -21,6 +21,7 @@ from allreduce_doctor.ceiling import (
     intra_node,
     judge,
 )
+from allreduce_doctor.ceiling_node import ASK_NIC_PCIE
 from allreduce_doctor.domain import BUSBW_ABOVE_LINE, IN_NETWORK_ALGOS, allreduce_algos
 
 # What holds the network's share of a ring back, first what the evidence can show (NCCL's net transport:
@@ -28,7 +29,8 @@ from allreduce_doctor.domain import BUSBW_ABOVE_LINE, IN_NETWORK_ALGOS, allreduc
 HOLD_BACK_NET = ("ports down or below their rate (`ibstat`), fewer NICs in use than the node has (NCCL_IB_HCA, the "
                  "`NET/IB : Using` line), GPUDirect RDMA off (no `/GDRDMA` on the NET lines), a NIC's PCIe link "
                  "trained low (`lspci -vvv` LnkSta), or loss and pauses on the fabric (RoCE: PFC, ECN)")
-STAGING = "GPUDirect RDMA is off (no `/GDRDMA` on the NET lines): every byte is staged through host memory"
+STAGING = ("GPUDirect RDMA is off (no `/GDRDMA` on the NET lines, or neither nvidia-peermem nor DMA-BUF on the "
+           "node): every byte is staged through host memory")
 
 
 def _float(text) -> float | None:
@@ -39,21 +41,29 @@ def _float(text) -> float | None:
 
 
 def topology(names: list[str], per_node: int | None, nodes: int | None, nics: int | None, line_gbps: float | None,
-             gdr_state: str | None, env: dict, answers: dict) -> tuple[Topology, dict]:
-    """(Topology, where each part came from) of a run across nodes."""
+             gdr_state: str | None, env: dict, answers: dict, node: dict | None = None) -> tuple[Topology, dict]:
+    """(Topology, where each part came from) of a run across nodes; `node` is what the node's own facts show
+    (ceiling_node.parts), below the answers and the log."""
+    node = node or {}
     key, model_from = _model(names, answers)
-    from_ = {"model_from": model_from, "nics_from": "the evidence" if nics else None}
+    from_ = {"model_from": model_from, "nics_from": "the evidence" if nics else None,
+             "nic_pcie_from": node.get("nic_pcie_from")}
     if _int(answers.get(ANSWER_NICS)):
         nics, from_["nics_from"] = _int(answers.get(ANSWER_NICS)), f"--answer {ANSWER_NICS}"
     if _float(answers.get(ANSWER_NIC_RATE)):
         line_gbps = _float(answers.get(ANSWER_NIC_RATE))
     gdr = _yes_no(answers.get(ANSWER_GDR))
     if gdr is None:
-        gdr = {"on": True, "off": False}.get(str(gdr_state or ""))
+        gdr = {"on": True, "off": False}.get(str(gdr_state or ""), node.get("gdr"))
+    pcie_gen, pcie_width = node.get("nic_pcie_gen"), node.get("nic_pcie_width")
+    if _int(answers.get(ANSWER_NIC_PCIE_GEN)):
+        pcie_gen, pcie_width = _int(answers.get(ANSWER_NIC_PCIE_GEN)), _int(answers.get(ANSWER_NIC_PCIE_WIDTH))
+        from_["nic_pcie_from"] = f"--answer {ANSWER_NIC_PCIE_GEN}"
+    elif _int(answers.get(ANSWER_NIC_PCIE_WIDTH)):
+        pcie_width, from_["nic_pcie_from"] = _int(answers.get(ANSWER_NIC_PCIE_WIDTH)), f"--answer {ANSWER_NIC_PCIE_WIDTH}"
     nvls = env.get("NCCL_NVLS_ENABLE")
     topo = Topology(gpu_model=key, gpus_per_node=per_node, nodes=nodes, nics=nics, nic_gbps=line_gbps,
-                    nic_pcie_gen=_int(answers.get(ANSWER_NIC_PCIE_GEN)),
-                    nic_pcie_width=_int(answers.get(ANSWER_NIC_PCIE_WIDTH)), gdr=gdr,
+                    nic_pcie_gen=pcie_gen, nic_pcie_width=pcie_width, gdr=gdr,
                     algos=allreduce_algos(env.get("NCCL_ALGO")),
                     nvls_enabled=None if nvls is None else str(nvls).strip() != "0")
     return topo, from_
@@ -66,6 +76,8 @@ def assess(measured: float, topo: Topology) -> dict:
     if intra is None:
         result.unknown += [] if not result.ceilings else [
             "the GPU model, for the node's own links: the nccl-tests `#  Rank ... device` lines, or --answer gpu_model="]
+    if topo.nic_pcie_gen is None and result.ceilings:
+        result.unknown.append(ASK_NIC_PCIE)
     verdict = judge(measured, result)
     best = result.best
     bounding = next((c for c in result.ceilings if c.bound_gbs == verdict["bound_gbs"]), None)
@@ -74,7 +86,8 @@ def assess(measured: float, topo: Topology) -> dict:
             "hardware": verdict["verdict"], "ceiling_gbs": verdict["ceiling_gbs"], "bound_gbs": verdict["bound_gbs"],
             "resource": verdict["resource"], "ratio": verdict["ratio"], "basis": capping.basis if capping else None,
             "sources": sorted({s for c in result.ceilings for s in c.sources}), "asks": result.unknown,
-            "nodes": topo.nodes, "gdr": topo.gdr, "algos": sorted(topo.algos) if topo.algos is not None else None}
+            "nodes": topo.nodes, "gdr": topo.gdr, "algos": sorted(topo.algos) if topo.algos is not None else None,
+            "pcie_read": topo.nic_pcie_gen is not None}
 
 
 def words(measured: float, a: dict) -> str:
@@ -92,7 +105,9 @@ def words(measured: float, a: dict) -> str:
         first = STAGING + "; then " if a.get("gdr") is False else ""
         return (f"{a['resource']}: {measured:g} of about {a['ceiling_gbs']:g} GB/s {across} ({a['basis']}), "
                 f"{(1 - a['ratio']) * 100:.0f}% below what it should carry; what can hold it back: {first}"
-                f"{HOLD_BACK_NET}")
+                f"{HOLD_BACK_NET}" + ("" if a.get("pcie_read") else
+                                      f"; not known: {ASK_NIC_PCIE} (a slot that carries less than its "
+                                      "port lowers this ceiling)"))
     if verdict == "above_hardware":
         algos = set(a.get("algos") or IN_NETWORK_ALGOS)
         sharp = (", or an in-network reduction (IB SHARP / CollNet, NVLS) the evidence does not show"

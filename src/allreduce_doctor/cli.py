@@ -26,6 +26,7 @@ COMMAND_HELP = {
     "validate": "prove the fabric under load: nccl-tests through the site's launcher while every node's "
                 "counters are sampled (creates traffic; opt-in)",
     "watch": "live per-port RDMA counter rates with sparklines (loss and pause-cascade signatures)",
+    "completion": "print the shell's tab-completion script (bash, zsh, fish)",
 }
 COMMANDS = tuple(COMMAND_HELP)
 # Each command is commands/<name>.py with add_parser and run; those modules import only argparse-level
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         argv.insert(0, "diagnose")  # the main job: `allreduce-doctor [--fabric roce] ...`
     args = _parse(build_parser(argv[0] if argv[0] in COMMANDS else ""), argv)
     args.implicit_diagnose = implicit  # plain `allreduce-doctor` on a terminal opens the UI
+    args.build_parser = build_parser  # what a command describing the command line itself needs (completion)
     from allreduce_doctor.status import run_guarded
 
     return run_guarded(lambda: _run(args))

@@ -82,7 +82,7 @@ def allreduce_algos(value: str | None) -> frozenset[str] | None:
     case-blind names, `^` first to exclude them; older NCCL takes the list alone."""
     if not value:
         return None
-    enabled = set(ALL_ALGOS)
+    enabled: set[str] | frozenset[str] = set(ALL_ALGOS)
     for entry in str(value).split(";"):
         function, _, names = entry.rpartition(":")
         if function and function.strip().lower() != "allreduce":
@@ -181,7 +181,8 @@ def adapter_model(text) -> int | None:
 
 
 def rated_gbps(hca_type) -> int | None:
-    return MODEL_MAX_GBPS.get(adapter_model(hca_type))
+    model = adapter_model(hca_type)
+    return MODEL_MAX_GBPS.get(model) if model is not None else None
 
 
 # NCCL's GID default (src/transport/net_ib.cc): NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", 0) up to

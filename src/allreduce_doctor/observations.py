@@ -41,7 +41,8 @@ class Observation:
 
     @classmethod
     def from_dict(cls, data: dict) -> Observation:
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__ if k in data})
+        fields: dict[str, Any] = {k: data.get(k) for k in cls.__dataclass_fields__ if k in data}
+        return cls(**fields)
 
 
 @dataclass

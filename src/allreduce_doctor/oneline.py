@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from allreduce_doctor.status import READ_STATUS, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
 
@@ -98,7 +100,8 @@ def observed_text(row: dict, witnesses: dict, limit: int = MAX_VALUE) -> str:
     """An evidence row's observed value on one line. The row of a failed check whose fact holds the
     records that failed it shows those records (the port and its rate, the GID with its type and
     netdev), not the names of every record checked; `witnesses` maps a check to its deciding value."""
-    held, observed = witnesses.get(row.get("node")), row.get("observed")
+    held: Any = witnesses.get(row.get("node"))
+    observed = row.get("observed")
     if _records(held) and isinstance(observed, list) and all(w in observed for w in held):
         return short(held, limit)
     return short(observed, limit, collection=True)
@@ -116,3 +119,39 @@ def step_badge(step: dict, deciding: set[str]) -> str:
 def read_status(status) -> str:
     """An evidence row's read status, worded apart from any verdict."""
     return READ_STATUS.get(str(status), str(status or "-"))
+
+
+# How the catalogue's texts point at a deciding value (runbooks/catalogue/causes.yaml: "see the deciding
+# value" where the leaf's deciding step shows the specifics). Where a report shows none, the pointer goes.
+_DECIDING_REF = re.compile(
+    r"\s*\((?:see )?(?:[\w.]+ in )?the deciding value\)"  # " (see the deciding value)", " (x in the deciding value)"
+    r"|(?<=\()see the deciding value[;:]\s*"  # "(see the deciding value: the Xid codes; ...)" -> "(the Xid codes; ...)"
+    r"|[;,:]\s*see the deciding value(?=\))"  # "(AER, see the deciding value)" -> "(AER)"
+    r"|,?\s*or [\w.]+ in the deciding value"  # "(show_gids, or recommended_index in the deciding value; ...)"
+    r"|The deciding value says why when the evidence shows it(?= \()")
+
+
+def unreferenced(text: str) -> str:
+    """`text` without its pointers at a deciding value: for a report that shows none."""
+    return _DECIDING_REF.sub(lambda m: "The evidence may say why" if m.group(0).startswith("The") else "", str(text))
+
+
+def deciding_finding(d: dict) -> dict | None:
+    """The root cause's own finding when it holds a deciding value (what its texts' "see the deciding
+    value" points at), else None: then no report may point at one."""
+    rc = d.get("root_cause") or {}
+    return next((f for f in d.get("findings") or [] if rc.get("id") and f.get("cause") == rc["id"]
+                 and f.get("value") not in (None, "", [], {})), None)
+
+
+def value_lines(value, decides=(), limit: int = 8) -> list[str]:
+    """A deciding value in full: one line per record (`name: key=value ...`, the check's keys first) or per
+    fact it used (`fact: value`), never cut inside a line; up to `limit` lines, then how many more."""
+    decides = tuple(decides or ())
+    if _records(value):
+        lines = [f"{_label(item)}: {_fields(item, decides)}" for item in value]
+    elif isinstance(value, dict) and value:
+        lines = [f"{key}: {_one(_compact(inner, decides=decides))}" for key, inner in value.items()]
+    else:
+        lines = [_one(value)]
+    return lines[:limit] + ([f"(+{len(lines) - limit} more)"] if len(lines) > limit else [])

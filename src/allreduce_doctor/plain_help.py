@@ -12,6 +12,7 @@ lets argparse print. tests/integration/test_plain_help.py proves the text identi
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 HELP_LINE = "show this help message and exit"
 VERSION_LINE = "show program's version number and exit"
@@ -96,5 +97,6 @@ def top_level_help(prog: str, description: str, epilog: str, commands: dict[str,
     about, after = _wrap(description, text_width), _wrap(epilog, text_width)
     if None in items or about is None or after is None:
         return None
-    return (f"{usage}\n\n" + "\n".join(about) + "\n\npositional arguments:\n  COMMAND\n" + "".join(items[:-2])
-            + "\noptions:\n" + "".join(items[-2:]) + "\n" + "\n".join(after) + "\n")
+    texts = cast("list[str]", items)  # None is not among them
+    return (f"{usage}\n\n" + "\n".join(about) + "\n\npositional arguments:\n  COMMAND\n" + "".join(texts[:-2])
+            + "\noptions:\n" + "".join(texts[-2:]) + "\n" + "\n".join(after) + "\n")

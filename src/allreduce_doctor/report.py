@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from allreduce_doctor.busbw import phrase
-from allreduce_doctor.oneline import observed_text, read_status, short, step_badge  # noqa: F401 - the views import them from here too
+from allreduce_doctor.oneline import deciding_finding, observed_text, read_status, short, step_badge, unreferenced, value_lines  # noqa: F401 - the views import them from here too
 from allreduce_doctor.sanitize import fields
 from allreduce_doctor.status import HEALTHY, INCONCLUSIVE, STEP_BADGE, STEP_NA, STEP_PASS, VERDICT_HEADLINE, verdict_headline
 
@@ -65,22 +65,24 @@ def _evidence_used(used: dict | None) -> list[str]:
     return out
 
 
-
-
-
-
 def render_text(d: dict) -> str:
     """The on-call view: verdict, why, the deciding evidence, the fix, how to verify."""
     out = [_headline(d), *(f"warning: {w}" for w in d.get("warnings") or []), "", _verdict_line(d)]
     if (d.get("context") or {}).get("needs_root"):
         out.append(f"  PARTIAL: not seen without root: {', '.join(d['context']['needs_root'])}; run as root for the whole check")
     rc = _outcome(d)
-    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict")):
+    if rc.get("title") and rc["title"] != VERDICT_HEADLINE.get(d.get("verdict", "")):
         out.append(f"  {rc['title']}")
+    decided = deciding_finding(d)
+    said = (lambda text: text) if decided else unreferenced  # no deciding value shown: no text points at one
     if rc.get("summary"):
-        out.append(f"  {' '.join(rc['summary'].split())}")
+        out.append(f"  {' '.join(said(rc['summary']).split())}")
     if d.get("bandwidth"):
         out.append(f"  Bandwidth: {phrase(d['bandwidth'], bool(d.get('root_cause')))}")
+    if decided:  # the facts that decided it, whole: every key a text of the cause names is among them
+        shown: dict = next((s for s in d.get("path", []) if s.get("node") == decided.get("node")), {})
+        out += ["", f"Deciding value ({shown.get('title') or decided.get('node')}):"]
+        out += [f"  {line}" for line in value_lines(decided["value"], shown.get("decides"))]
     deciding = {f.get("node") for f in d.get("findings", [])}
     out += ["", "Decision path:"]
     for step in d.get("path", []):
@@ -116,10 +118,10 @@ def render_text(d: dict) -> str:
                 + (f" (on {', '.join(f['hosts'])})" if f.get("hosts") else "") for f in findings]  # pasted hosts
     if d.get("remediation"):
         out += ["", "Fix:"]
-        out += [f"  {i}. [{r.get('owner', '-')}] {r['step']}" for i, r in enumerate(d["remediation"], 1)]
+        out += [f"  {i}. [{r.get('owner', '-')}] {said(r['step'])}" for i, r in enumerate(d["remediation"], 1)]
     if d.get("verification"):
         out += ["", "Verify the fix:"]
-        out += [f"  - {v}" for v in d["verification"]]
+        out += [f"  - {said(v)}" for v in d["verification"]]
     healthy = d.get("healthy") or {}
     if healthy.get("next_steps"):
         out += ["", "Next steps:"]

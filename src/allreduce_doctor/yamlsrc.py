@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.suggest import hint
@@ -327,8 +328,9 @@ def _plain(node: YNode | None, build: yaml.constructor.SafeConstructor):
     if isinstance(node, YSeq):
         out: Located | LocatedList = LocatedList(_plain(item, build) for item in node.items)
     else:
-        out = Located({key: _plain(value, build) for key, (_, value) in node.entries.items()})
-        out.key_lines = {key: (k.loc.line, k.loc.col) for key, (k, _) in node.entries.items()}
+        entries = cast(YMap, node).entries  # neither a scalar nor a sequence: a mapping
+        out = Located({key: _plain(value, build) for key, (_, value) in entries.items()})
+        out.key_lines = {key: (k.loc.line, k.loc.col) for key, (k, _) in entries.items()}
     out.line, out.col = node.loc.line, node.loc.col
     return out
 

@@ -26,7 +26,7 @@ UNDECIDED_BY_PASTE = {
     "case-016": ("trunk.link_rate", None),
     # ACSCtl lines grepped without their devices: a root port's redirect is the kernel's default
     # under an IOMMU, so only the whole lspci -vvv tells a switch port above a GPU or NIC (pci.acs).
-    "case-012": ("nccl_log.acs", "pci.acs"),
+    "case-012": ("trunk.acs", "pci.acs"),
     # A slow 2-node table and ibstatus, no channel line (`via NET/IB/N[/GDRDMA]`): the GDR state the
     # maintainer read from a log never pasted is unknown, and a verdict never rests on it (issue 29 item 3).
     "case-015": ("nccl_log.slow_gdr", "log.job.gdr.state"),

@@ -48,7 +48,9 @@ def test_the_same_table_on_faster_nics_is_below_by_how_much_and_what_holds_it_ba
     assert (d["healthy"] or {}).get("id") != "expected_hardware_limit"
     assert d["bandwidth"]["hardware_note"] == (
         "NICs: 386.56 of about 800 GB/s across nodes (8 NICs per node x 800 Gb/s each (100 GB/s)), 52% below what it "
-        "should carry; " + HOLD)
+        "should carry; " + HOLD + "; not known: each NIC's PCIe link: paste `lspci -vvv` of a node (LnkCap, LnkSta), "
+        "or answer --answer nic_pcie_gen=5 --answer nic_pcie_width=16 (a slot that carries less than its port lowers "
+        "this ceiling)")
 
 
 def test_a_pcie_slot_below_the_ports_rate_lowers_the_ceiling(tmp_path):

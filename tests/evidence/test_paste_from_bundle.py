@@ -21,13 +21,13 @@ from allreduce_doctor.cli import main
 SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
 # The scenarios whose cause the command outputs alone show (ibstat, ibv_devinfo -v, lspci -vvv,
 # mlnx_qos, nvidia-smi), and the runbook step that must decide it: a node check, not a log rule
-# (nccl_log.acs judges the node's own pci.acs, ahead of the log's bandwidth guesses).
+# (pasted lspci -vvv is the node's pci.lspci: trunk.acs judges it; nccl_log.yaml holds no twin of it).
 SHOWN_BY_OUTPUTS = {
     "roce-pfc-off": "roce.pfc",
     "ib-link-degraded": "trunk.link_rate",
     "multi-degraded-symbol-errors": "trunk.link_rate",
-    "ib-acs-redirect": "nccl_log.acs",
-    "acs-directtrans-no-ats": "nccl_log.acs",
+    "ib-acs-redirect": "trunk.acs",
+    "acs-directtrans-no-ats": "trunk.acs",
     "ib-port-down": "trunk.ports_active",
     "ib-no-sm": "trunk.ports_init",
     "ib-mtu-2048": "ib.mtu",
@@ -86,14 +86,14 @@ def test_pasted_lspci_is_judged_by_the_nodes_own_acs_rule(name, tmp_path, capsys
 
     node = next(p for p in diagnose(name)["path"] if p["node"] == "trunk.acs")
     _, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / name / "bundle.tar.gz"))
-    pasted = next(p for p in data["path"] if p["node"] == "nccl_log.acs")
+    pasted = next(p for p in data["path"] if p["node"] == "trunk.acs")
     assert pasted["value"] == node["value"] and len(node["value"]) == 8
     assert {p["acs"] for p in node["value"]} == {"ReqRedir+ CmpltRedir+ DirectTrans" + ("+" if "directtrans" in name else "-")}
 
 
 def test_pasted_lspci_with_directtrans_and_ats_is_healthy_on_acs(tmp_path, capsys):
     _, data = diagnose_paste(tmp_path, capsys, paste_of(SCENARIOS / "acs-directtrans-ats" / "bundle.tar.gz"))
-    step = next(p for p in data["path"] if p["node"] == "nccl_log.acs")
+    step = next(p for p in data["path"] if p["node"] == "trunk.acs")
     assert step["outcome"] == "no" and (data["root_cause"] or {}).get("id") != "pcie_acs_enabled"
 
 

@@ -26,11 +26,13 @@ def _tray(down: bool) -> str:
 
 def test_a_down_ib_rail_beside_more_active_ethernet_ports_keeps_the_fabric_infiniband(tmp_path):
     _, d, _ = _diagnose(tmp_path, _tray(down=True))
+    assert d["context"]["fabric"] == "ib"
     step = next(p for p in d["path"] if p["node"] == "nccl_log.hca")
-    # only the down rail is named: the IB rails are not "used by NCCL but InfiniBand" on a RoCE fabric
-    assert step["value"] == {"log.job.hca_problems": [
-        {"port": "mlx5_1/1", "why": "selected by NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3 but DOWN"}]}
-    assert "ib_port_down" in [f["cause"] for f in d["findings"]]
+    # no IB rail is "used by NCCL but InfiniBand" on a RoCE fabric; the down rail is the node rule's to judge
+    assert step["value"] == {"log.job.hca_problems": []}
+    assert d["root_cause"]["id"] == "ib_port_down"
+    down = next(p for p in d["path"] if p["node"] == "trunk.ports_active")
+    assert (down["outcome"], [p["name"] for p in down["value"]]) == ("yes", ["mlx5_1/1"])
 
 
 def test_the_same_tray_with_every_rail_up_accuses_no_rail(tmp_path):

@@ -1,6 +1,7 @@
 """The symptom the user gives (--symptom) is the trouble of a text that names NCCL (issue 12: "the symptom
 counts"; "never refuse text that has a signal"): a framework's log line that only names NCCL's all-reduce is
-refused alone, and read, with nothing to accuse and what to paste, once the user says it hangs."""
+read alone with nothing to accuse (issue 29: no text that names NCCL is refused), and with its words as the
+trouble once the user says it hangs."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ NAMES_NCCL = ("Epoch 1/20\n"
               "INFO:tensorflow:batch_all_reduce: 2 all-reduces with algorithm = nccl, num_packs = 1\n")
 
 
-def test_alone_a_line_that_only_names_nccl_is_refused(tmp_path):
-    path = tmp_path / "paste.txt"
-    path.write_text(NAMES_NCCL)
-    with pytest.raises(EvidenceError) as err:
-        load_evidence([str(path)])
-    assert str(err.value) == f"{path}: {NOTHING}"
+def test_alone_a_line_that_only_names_nccl_is_read_with_nothing_to_accuse(tmp_path):
+    # issue 29: no text that names NCCL or a collective is refused; without a symptom it describes no trouble
+    rc, data, path = diagnose_json(tmp_path, NAMES_NCCL)
+    assert rc == 3 and data["findings"] == [] and data["inconclusive"][-1] == {"node": "evidence", "reason": COLLECT}
+    result = load_evidence([path])
+    assert result.report["files"][0]["segments"] == [
+        {"kind": "report_words", "lines": "2", "first": 2, "last": 2, "count": 1}]
+    assert "report" not in {o.fact: o.value for o in result.observations}["log.job"]
 
 
 def test_with_the_users_symptom_it_is_read_and_asks_for_the_paste_that_decides(tmp_path):

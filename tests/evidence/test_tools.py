@@ -88,32 +88,38 @@ def test_acs_lines_grepped_out_of_lspci(tmp_path):
     assert host["acs"][0]["source"] == f"{tmp_path}/paste.txt:3"
 
 
+def _nic_paths(tmp_path, text: str):
+    """gpu.nic_paths of a pasted topology, derived as on a node whose machine type (DMI) was not read."""
+    from allreduce_doctor.observations import MISSING, Observation
+    from allreduce_doctor.probes.derive_topo import gpu_nic_paths
+
+    return gpu_nic_paths({"gpu.topo": observations(tmp_path, text)["gpu.topo"],
+                          "node.dmi": Observation("node.dmi", None, MISSING)})
+
+
 def test_flattened_vm_topology(tmp_path):
+    """Every GPU-GPU path PHB, each GPU on two NUMA nodes, no NIC shown: the node's own rule calls it a VM's
+    flattened view (log.host.topology describes the table, it judges nothing)."""
     header = "        GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity\n"
     rows = "".join(f"GPU{i}    " + "    ".join("X" if j == i else "PHB" for j in range(3)) + "    0-191   0-1\n"
                    for i in range(3))
     topo = facts(tmp_path, header + rows)["log.host"]["topology"]
-    assert {k: topo[k] for k in ("gpus", "all_phb", "numa_multi", "flattened")} == \
-        {"gpus": 3, "all_phb": True, "numa_multi": True, "flattened": True}
+    assert (topo["gpus"], topo["paths"]) == (3, {"PHB": 6})
+    found = _nic_paths(tmp_path, header + rows)
+    assert (found.status, found.value) == ("ok", {"gpus": [], "all_phb": True, "virtual": True, "from": "GPU-GPU paths"})
 
 
 def test_bare_metal_topology_is_not_flattened(tmp_path):
-    topo = facts(tmp_path, fixture_body(OUTPUTS / "nvidia-smi-topo-m-h100-8gpu-8nic.txt"))["log.host"]["topology"]
-    assert (topo["gpus"], topo["flattened"]) == (8, False)
-
-
-def test_kernel_messages(tmp_path):
-    f = facts(tmp_path, fixture_body(OUTPUTS / "syslog-ib-link-flapping.txt"))
-    assert f["log.host"]["link_flaps"] == {"ib6": 12}
-    f = facts(tmp_path, fixture_body(OUTPUTS / "dmesg-mlx5_core-probe-pcie-bandwidth.txt"))
-    assert f["log.host"]["kernel_events"] == {"pcie_bandwidth": 2}
+    found = _nic_paths(tmp_path, fixture_body(OUTPUTS / "nvidia-smi-topo-m-h100-8gpu-8nic.txt"))
+    assert (found.value["all_phb"], found.value["virtual"], len(found.value["gpus"])) == (False, None, 8)
 
 
 def test_cmdline_iommu(tmp_path):
     """A pasted command line is the node's kernel.cmdline, which the trunk's IOMMU check reads."""
     found = facts(tmp_path, "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on quiet\n")
     cmdline = found["kernel.cmdline"]
-    assert (cmdline["iommu"], cmdline["iommu_passthrough"], found["log.host"]["iommu_translating"]) == ("on", False, False)
+    assert (cmdline["iommu"], cmdline["iommu_passthrough"]) == ("on", False)
+    assert "iommu_translating" not in found["log.host"]  # the node's kernel.iommu_mode judges it (trunk.iommu)
     cmdline = facts(tmp_path, 'GRUB_CMDLINE_LINUX="intel_iommu=on iommu=pt"\n')["kernel.cmdline"]
     assert (cmdline["iommu"], cmdline["iommu_passthrough"]) == ("pt", True)
 

@@ -56,7 +56,9 @@ def test_title_is_one_line_of_at_most_255_characters_and_keeps_the_measurement()
     t = build_ticket(d)
     assert t.title == ("expected_hardware_limit on gpu-node-017: the bandwidth is what the hardware can carry, "
                        "not a fault (busbw 372 GB/s vs 400 GB/s expected)")
-    assert t.bandwidth == {"measured": 372.0, "expected": 400.0, "unit": "GB/s"}
+    assert t.bandwidth == {"measured": 372.0, "expected": 400.0, "unit": "GB/s", "hardware": "at_limit",
+                           "hardware_note": "NICs: 372 of about 400 GB/s across nodes (8 NICs per node x 400 Gb/s "
+                                            "each (50 GB/s)): at the hardware's limit, not a fault"}
     assert t.symptom[0] == "Measured all-reduce busbw 372 GB/s vs 400 GB/s expected (93% of expected)."
     d["healthy"]["title"] = "very\nlong " * 60
     long = build_ticket(d).title

@@ -21,8 +21,8 @@ def run(fake, snapshot: str, *args: str):
 def test_a_fault_drains_the_node_with_our_reason(fake_scontrol):
     fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE"), "")})
     proc = run(fake, FAULTY, "--drain")
-    assert fake.calls == [SHOW, ["update", "nodename=gpu01", "state=drain", "reason=allreduce-doctor: pfc_not_enabled"]]
-    assert (proc.returncode, proc.stderr) == (1, "allreduce-doctor: drained gpu01: allreduce-doctor: pfc_not_enabled\n")
+    assert fake.calls == [SHOW, ["update", "nodename=gpu01", "state=drain", "reason=ard: pfc_not_enabled"]]
+    assert (proc.returncode, proc.stderr) == (1, "allreduce-doctor: drained gpu01: ard: pfc_not_enabled\n")
 
 
 def test_someone_elses_drain_reason_is_never_overwritten(fake_scontrol):
@@ -36,14 +36,14 @@ def test_someone_elses_drain_reason_is_never_overwritten(fake_scontrol):
 def test_our_own_drain_gets_the_new_cause(fake_scontrol):
     fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "MIXED+DRAIN", "allreduce-doctor: ecn_disabled"), "")})
     run(fake, FAULTY, "--drain")
-    assert fake.calls[-1] == ["update", "nodename=gpu01", "state=drain", "reason=allreduce-doctor: pfc_not_enabled"]
+    assert fake.calls[-1] == ["update", "nodename=gpu01", "state=drain", "reason=ard: pfc_not_enabled"]
 
 
 def test_the_same_drain_is_not_repeated(fake_scontrol):
-    fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE+DRAIN", "allreduce-doctor: pfc_not_enabled"), "")})
+    fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE+DRAIN", "ard: pfc_not_enabled"), "")})
     proc = run(fake, FAULTY, "--drain")
     assert fake.calls == [SHOW]
-    assert proc.stderr == "allreduce-doctor: gpu01 is already drained: allreduce-doctor: pfc_not_enabled\n"
+    assert proc.stderr == "allreduce-doctor: gpu01 is already drained: ard: pfc_not_enabled\n"
 
 
 def test_a_down_node_is_left_alone(fake_scontrol):
@@ -53,18 +53,29 @@ def test_a_down_node_is_left_alone(fake_scontrol):
     assert proc.stderr == "allreduce-doctor: not draining gpu01: it is DOWN+NOT_RESPONDING (left as it is)\n"
 
 
-def test_healthy_resumes_a_node_we_drained(fake_scontrol):
-    fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE+DRAIN", "allreduce-doctor: pfc_not_enabled"), "")})
+@pytest.mark.parametrize("reason", ["ard: pfc_not_enabled", "allreduce-doctor: pfc_not_enabled"])  # ours, and before 0.2
+def test_healthy_resumes_a_node_we_drained(fake_scontrol, reason):
+    fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE+DRAIN", reason), "")})
     proc = run(fake, HEALTHY, "--resume")
     assert fake.calls == [SHOW, ["update", "nodename=gpu01", "state=resume"]]
     assert (proc.returncode, proc.stdout) == (0, "")
-    assert proc.stderr == "allreduce-doctor: resumed gpu01 (was: allreduce-doctor: pfc_not_enabled)\n"
+    assert proc.stderr == f"allreduce-doctor: resumed gpu01 (was: {reason})\n"
+
+
+def test_the_reason_leaves_sinfo_r_most_of_its_20_characters():
+    from allreduce_doctor.healthcheck.slurm_drain import DRAIN_LEADER
+
+    shown = f"{DRAIN_LEADER} pfc_not_enabled"[:20]  # sinfo(1) --list-reasons: "%20E"
+    assert shown == "ard: pfc_not_enabled"
 
 
 @pytest.mark.parametrize("state, reason, why", [
     ("IDLE+DRAIN", "maintenance: reseat HCA", "Reason=maintenance: reseat HCA"),
     ("IDLE+DRAIN", "NHC: check_hw_ib: No IB port mlx5_0:1 is ACTIVE", "Reason=NHC: check_hw_ib: No IB port mlx5_0:1 is ACTIVE"),
     ("DOWN+DRAIN", "allreduce-doctorX: lookalike", "Reason=allreduce-doctorX: lookalike"),
+    ("IDLE+DRAIN", "allreduce-doctor:x", "Reason=allreduce-doctor:x"),
+    ("IDLE+DRAIN", "ard:s are down", "Reason=ard:s are down"),
+    ("IDLE+DRAIN", "ardent: reseat", "Reason=ardent: reseat"),
     ("IDLE+DRAIN", None, "no reason set"),
 ])
 def test_never_resume_a_node_drained_by_someone_else(fake_scontrol, state, reason, why):
@@ -92,7 +103,7 @@ def test_strict_drains_an_inconclusive_node(fake_scontrol, unknown_qos):
     fake = fake_scontrol({"show node gpu01": (0, show_node("gpu01", "IDLE"), "")})
     proc = run(fake, unknown_qos, "--drain", "--strict")
     assert proc.returncode == 1
-    assert fake.calls[-1] == ["update", "nodename=gpu01", "state=drain", "reason=allreduce-doctor: inconclusive (--strict)"]
+    assert fake.calls[-1] == ["update", "nodename=gpu01", "state=drain", "reason=ard: inconclusive (--strict)"]
 
 
 def test_a_spent_budget_leaves_slurm_alone(fake_scontrol):

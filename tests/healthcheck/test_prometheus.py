@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from allreduce_doctor.doctor import Doctor
 from allreduce_doctor.errors import DoctorError
 from allreduce_doctor.hosts.snapshot import SnapshotHost
+from allreduce_doctor.metrics.port_counters import COUNTER_METRICS, port_counters
 from allreduce_doctor.metrics.port_rates import PORT_METRICS, attach_run
 from allreduce_doctor.metrics.prometheus import render_prometheus, write_textfile
 from allreduce_doctor.session import Options, Session
@@ -39,11 +40,17 @@ def test_every_scenario_parses_with_the_real_parser(name):
     causes = {dict(k)["cause"] for k in series(families["allreduce_doctor_cause"])} if data["findings"] else set()
     assert causes == {f["cause"] for f in data["findings"]}
     checks = series(families["allreduce_doctor_check"])
-    assert {dict(k)["check"]: dict(k)["outcome"] for k in checks} == \
-        {s["node"]: s["outcome"] for s in data["path"] if s["kind"] == "check"}
-    assert all(f.type == "gauge" for f in families.values())
+    skipped = set(data.get("skipped_checks") or [])
+    on_path = {s["node"]: "skipped" if s["node"] in skipped else s["outcome"] for s in data["path"] if s["kind"] == "check"}
+    # a state set: every outcome of every check is a series, exactly the current one is 1
+    assert checks == {(("check", c), ("outcome", o)): float(o == current)
+                      for c, current in on_path.items() for o in ("yes", "no", "unknown", "skipped")}
+    counters = {name.removesuffix("_total") for name in COUNTER_METRICS}
+    assert {f.name for f in families.values() if f.type == "counter"} <= counters
+    assert all(f.type == "gauge" for f in families.values() if f.name not in counters)
+    assert all(s.name.endswith("_total") for f in families.values() if f.type == "counter" for s in f.samples)
     assert set(families) <= {"allreduce_doctor_verdict", "allreduce_doctor_cause", "allreduce_doctor_check",
-                             *PORT_METRICS, "allreduce_doctor_last_run_timestamp_seconds",
+                             *PORT_METRICS, *counters, "allreduce_doctor_last_run_timestamp_seconds",
                              "allreduce_doctor_run_duration_seconds"}
 
 
@@ -80,6 +87,37 @@ def test_a_missing_counter_is_absent_not_zero():
                                 "labels": {"device": "mlx5_0", "port": "1", "priority": "3", "direction": "rx"}}]
 
 
+def test_raw_counters_are_totals_beside_the_rates():
+    _, families = metrics("roce-pause-storm")
+    frames = series(families["allreduce_doctor_port_pause_frames"])  # the parser names the family without _total
+    key = (("device", "mlx5_0"), ("direction", "rx"), ("port", "1"), ("priority", "3"))
+    assert frames[key] == 2252351.0  # ethtool -S rx_prio3_pause, the counter itself
+    assert len(frames) == 8 * 8 * 2
+    # rx_prio3_pause_duration 90561550 microseconds, in seconds (the base unit)
+    assert series(families["allreduce_doctor_port_pause_duration_seconds"])[key] == 90.56155
+    cnp = series(families["allreduce_doctor_port_cnp"])
+    assert cnp[(("device", "mlx5_0"), ("direction", "tx"), ("port", "1"))] == 18273.0  # np_cnp_sent
+    loss = series(families["allreduce_doctor_port_rdma_loss"])
+    assert {dict(k)["counter"] for k in loss} == {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err",
+                                                 "roce_adp_retrans", "duplicate_request", "implied_nak_seq_err"}
+    _, ib = metrics("ib-congestion")
+    assert series(ib["allreduce_doctor_port_xmit_wait_ticks"])[(("device", "mlx5_0"), ("port", "1"))] == 3689644687.0
+    assert "allreduce_doctor_port_cnp" not in ib  # absent, never 0
+
+
+def test_a_saturated_or_absent_counter_is_not_exported():
+    from allreduce_doctor.observations import OK, Observation, Observations
+
+    obs = Observations()
+    obs.add(Observation("rdma.counters", [{"device": "mlx5_0", "port": "1", "saturated": ["port_xmit_wait"],
+                                           "values": {"port_xmit_wait": 4294967295, "port_xmit_discards": 3}},
+                                          {"device": "mlx5_1", "port": "1", "absent": ["port_xmit_discards"],
+                                           "values": {"port_xmit_wait": 12, "port_xmit_discards": 0}}], OK))
+    assert port_counters(obs) == [
+        {"metric": "allreduce_doctor_port_xmit_discards_total", "value": 3.0, "labels": {"device": "mlx5_0", "port": "1"}},
+        {"metric": "allreduce_doctor_port_xmit_wait_ticks_total", "value": 12.0, "labels": {"device": "mlx5_1", "port": "1"}}]
+
+
 def test_label_values_are_escaped():
     data = {"verdict": "fault", "findings": [{"cause": 'a"b\\c\nd', "severity": "critical", "owner": "network"}]}
     family = next(f for f in text_string_to_metric_families(render_prometheus(data)) if f.name == "allreduce_doctor_cause")
@@ -101,8 +139,8 @@ def test_healthcheck_textfile_is_written_whole(tmp_path):
     assert proc.returncode == 1 and proc.stdout.startswith("ERROR: allreduce-doctor: pfc_not_enabled")
     families = {f.name: f for f in text_string_to_metric_families(target.read_text())}
     assert series(families["allreduce_doctor_verdict"])[(("verdict", "fault"),)] == 1.0
-    skipped = {dict(k)["check"] for k, _ in series(families["allreduce_doctor_check"]).items()
-               if dict(k)["outcome"] == "skipped"}
+    skipped = {dict(k)["check"] for k, v in series(families["allreduce_doctor_check"]).items()
+               if dict(k)["outcome"] == "skipped" and v == 1}
     assert skipped == {"roce.phy_errors"}  # the one counter check on the path before the PFC fault
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     assert os.listdir(tmp_path) == ["allreduce_doctor.prom"]  # no temporary file left behind

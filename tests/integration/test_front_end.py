@@ -82,7 +82,7 @@ def test_collect_with_force_goes_on(monkeypatch, tmp_path, capsys):
 
 def test_unknown_command_has_a_did_you_mean(capsys):
     assert failing(capsys, "diagnos") == ERR + ("unknown command 'diagnos' (did you mean diagnose?); commands: "
-                                                "diagnose, collect, probes, runbook, export, fleet, healthcheck, validate, watch\n")
+                                                "diagnose, collect, probes, runbook, export, fleet, healthcheck, validate, watch, completion\n")
 
 
 @pytest.mark.parametrize("argv", [["diagnose", "--fabrik", "roce"], ["--fabrik", "roce"]])

@@ -18,10 +18,14 @@ from tests.scenarios.build import record
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
-    """Bundles of a GPU node without RDMA and of a node with neither."""
+    """Bundles of a GPU node without RDMA hardware, of one whose ConnectX has no RDMA device, and of a
+    node with neither GPUs nor RDMA."""
     root = tmp_path_factory.mktemp("verdicts")
     made = {}
-    for name, node in {"gpus-no-rdma": N.Node(ports=0), "no-gpus-no-rdma": N.Node(ports=0, gpus=0)}.items():
+    nodes = {"gpus-no-rdma": N.Node(ports=0, bare_nics=(("0x1af4", "virtio-pci"),)),
+             "gpus-mlx5-ib-not-loaded": N.Node(ports=0, bare_nics=(("0x15b3", "mlx5_core"),)),
+             "no-gpus-no-rdma": N.Node(ports=0, gpus=0)}
+    for name, node in nodes.items():
         record(node, root / f"{name}.tar.gz")
         made[name] = str(root / f"{name}.tar.gz")
     return made
@@ -32,14 +36,25 @@ def run(capsys, *args) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_gpu_node_without_rdma_is_socket_fallback(bundles, capsys):
-    code, out = run(capsys, "--snapshot", bundles["gpus-no-rdma"])
+def test_gpu_node_whose_nic_has_no_rdma_device_is_socket_fallback(bundles, capsys):
+    # a ConnectX function always gets mlx5_core's "rdma" auxiliary device (linux mlx5/core/dev.c):
+    # no ib device means mlx5_ib is not loaded, and NCCL falls back to sockets
+    code, out = run(capsys, "--snapshot", bundles["gpus-mlx5-ib-not-loaded"])
     assert code == EXIT_FAULT
     assert "FAULT FOUND: socket_fallback (critical, owner: platform)" in out
     assert "  [FAIL] The node has RDMA ports\n" in out
     assert "  [FAIL] Without IB/RoCE ports, NCCL reaches the network through a net plugin (EFA, GPUDirect-TCPX/TCPXO)\n" in out
     assert "  [FAIL] No GPU here is left without RDMA (the node has no NVIDIA GPUs)\n" in out
     assert "every check passed" not in out
+
+
+def test_gpu_node_built_without_rdma_is_not_applicable_and_says_so(bundles, capsys):
+    code, out = run(capsys, "--snapshot", bundles["gpus-no-rdma"])
+    assert code == EXIT_NOT_APPLICABLE
+    assert out.splitlines()[2] == "NOTHING TO DIAGNOSE HERE"
+    assert "This is not a healthy verdict for multi-node jobs." in out
+    assert "         -> no NIC here can carry RDMA: the node is built for sockets\n" in out
+    assert "socket_fallback" not in out
 
 
 def test_node_without_gpus_or_rdma_is_not_applicable(bundles, capsys):

@@ -73,7 +73,8 @@ def test_fabric_completed(fixture_text):
                 "cluster_uuid": "00000000-0000-0000-0000-000000000000",
                 "health": {"bandwidth": None},
             }
-        ]
+        ],
+        "names": ["NVIDIA H100 80GB HBM3"],
     }
 
 
@@ -83,9 +84,19 @@ def test_fabric_not_applicable_on_pcie_cards(fixture_text):
     assert {(g["state"], g["status"]) for g in fabric["gpus"]} == {(None, None)}
 
 
+def test_fabric_not_applicable_on_a_one_gpu_vm(fixture_text):
+    # driver 580 prints the Fabric block with its Health sub-block, all N/A, for a GPU passed into a VM
+    fabric = parse("nvidia_smi_fabric", fixture_text("nvidia-smi-q-h200-vm.txt"))
+    assert fabric["names"] == ["NVIDIA H200"]
+    assert [g["bus_id"] for g in fabric["gpus"]] == ["00000000:00:06.0"]
+    gpu = fabric["gpus"][0]
+    assert (gpu["state"], gpu["status"], gpu["clique_id"]) == (None, None, None)
+    assert set(gpu["health"].values()) == {None}
+
+
 def test_fabric_section_absent_on_old_driver():
     text = "GPU 00000000:07:00.0\n    Product Name                          : NVIDIA A100-SXM4-40GB\n    Processes                             : None\n"
-    assert parse("nvidia_smi_fabric", text) == {"gpus": []}
+    assert parse("nvidia_smi_fabric", text) == {"gpus": [], "names": ["NVIDIA A100-SXM4-40GB"]}
 
 
 def test_fabric_health_and_flattened_copy():

@@ -44,6 +44,7 @@ FIXTURE_PARSERS = {
     "nvidia-smi-nvlink-s-all-inactive.txt": "nvidia_smi_nvlink",
     "nvidia-smi-q-h100-sxm-fabric-completed.txt": "nvidia_smi_fabric",
     "nvidia-smi-q-h100nvl-fabric-na.txt": "nvidia_smi_fabric",
+    "nvidia-smi-q-h200-vm.txt": "nvidia_smi_fabric",
     "nvidia-smi-topo-m-h100-8gpu-8nic.txt": "nvidia_smi_topo",
     "proc-cmdline-iommu-pt.txt": "proc_cmdline",
     "show_gids-empty-in-container.txt": "show_gids",
@@ -85,6 +86,8 @@ def test_registry_names():
             # pasted host tools and dumps (parsers/host_tools.py, rdma_dumps.py, nccl_topo.py)
             "df", "fi_info", "ibv_devices", "lsmod", "nccl_topo_xml", "rdma_statistic", "sysfs_dump",
             "ulimit_memlock",
+            # container specs (parsers/containers.py)
+            "container_run", "k8s_pod_spec",
         ]
     ) == PARSER_NAMES
     modules = {fn.__module__.rsplit(".", 1)[-1] for fn in registry().values()}

@@ -147,6 +147,9 @@ class Node:
     flat: tuple = ()  # counters that do not move between the samples, traffic or not (np_cnp_sent)
     # net plugins (issue 26): EFA (AWS p4d/p5) and gVNIC (GCP A3) nodes, ports=0 (no IB/RoCE port)
     efa_devices: tuple = ()  # EFA devices (driver efa, link layer Unknown), P5_EFA / P4D_EFA
+    # NIC functions with no RDMA device, as (vendor, driver or None): ("0x15b3", "mlx5_core") is a
+    # ConnectX whose mlx5_ib is not loaded, ("0x1af4", "virtio-pci") a VM's virtio-net
+    bare_nics: tuple = ()
     gvnic: int = 0  # gVNIC netdevs eth0.. (driver gve)
     net_libs: tuple | None = ()  # net plugins and libfabric the job maps (None: not scanned)
     efa_in_job: bool = True  # the job's container has the EFA devices' /dev/infiniband/uverbs*
@@ -431,6 +434,11 @@ def _sysfs(node: Node, later: bool) -> tuple[dict, dict]:
             f"{PCI}/{bdf}/current_link_width": str(node.gpu_width.get(g, 16)), f"{PCI}/{bdf}/max_link_width": "16",
             f"{PCI}/{bdf}/numa_node": "0" if g < 4 else "1",
         })
+    for n, (vendor, driver) in enumerate(node.bare_nics):
+        bdf = f"0000:{0xe0 + n:02x}:00.0"
+        files.update({f"{PCI}/{bdf}/vendor": vendor, f"{PCI}/{bdf}/class": "0x020000"})
+        if driver:
+            links[f"{PCI}/{bdf}/driver"] = f"/sys/bus/pci/drivers/{driver}"
     files[f"{PCI}/0000:00:00.0/vendor"] = "0x8086"
     files[f"{PCI}/0000:00:00.0/class"] = "0x060000"
     if node.peermem:

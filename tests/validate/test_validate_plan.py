@@ -34,12 +34,13 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys):
         "  sizes 1.0 MiB to 8.0 GiB, x2 per step",
         "  counters sampled on every node every 5s (fleet fan-out, read-only)",
         "  wall-clock cap 300s; about 61.0 TiB sent by all ranks (NVLink included)",
+        "  --mpi=pmix: the site's MpiDefault is unknown: scontrol is not on PATH (run it where Slurm's client tools are)",
         "  all_reduce_perf: every rank of every node at once, 8 per node",
-        "    srun '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --kill-on-bad-exit=1 all_reduce_perf "
-        "-b 1048576 -e 8589934592 -f 2 -g 1",
+        "    srun --mpi=pmix '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 "
+        "--quit-on-interrupt all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1",
         "  alltoall_perf: every rank of every node at once, 8 per node",
-        "    srun '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --kill-on-bad-exit=1 alltoall_perf "
-        "-b 1048576 -e 8589934592 -f 2 -g 1",
+        "    srun --mpi=pmix '--nodelist=gpu[01-04]' --nodes=4 --ntasks-per-node=8 --gpus-per-node=8 --kill-on-bad-exit=1 "
+        "--quit-on-interrupt alltoall_perf -b 1048576 -e 8589934592 -f 2 -g 1",
     ]
 
 
@@ -69,13 +70,17 @@ def test_incast_runs_one_server_per_sender_on_the_receiver(capsys):
     assert code == 0
     assert lines[-8:] == [
         "  incast: server on gpu1 for gpu2 (port 18515)",
-        "    srun --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ib_write_bw --report_gbits -D 5 -p 18515",
+        "    srun --mpi=none --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --gres=none --kill-on-bad-exit=1 --quit-on-interrupt "
+        "ib_write_bw --report_gbits -D 5 -p 18515",
         "  incast: client gpu2 -> gpu1",
-        "    srun --nodelist=gpu2 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ib_write_bw --report_gbits -D 5 -p 18515 gpu1",
+        "    srun --mpi=none --nodelist=gpu2 --nodes=1 --ntasks-per-node=1 --gres=none --kill-on-bad-exit=1 --quit-on-interrupt "
+        "ib_write_bw --report_gbits -D 5 -p 18515 gpu1",
         "  incast: server on gpu1 for gpu3 (port 18516)",
-        "    srun --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ib_write_bw --report_gbits -D 5 -p 18516",
+        "    srun --mpi=none --nodelist=gpu1 --nodes=1 --ntasks-per-node=1 --gres=none --kill-on-bad-exit=1 --quit-on-interrupt "
+        "ib_write_bw --report_gbits -D 5 -p 18516",
         "  incast: client gpu3 -> gpu1",
-        "    srun --nodelist=gpu3 --nodes=1 --ntasks-per-node=1 --kill-on-bad-exit=1 ib_write_bw --report_gbits -D 5 -p 18516 gpu1",
+        "    srun --mpi=none --nodelist=gpu3 --nodes=1 --ntasks-per-node=1 --gres=none --kill-on-bad-exit=1 --quit-on-interrupt "
+        "ib_write_bw --report_gbits -D 5 -p 18516 gpu1",
     ]
 
 
@@ -145,8 +150,8 @@ def test_a_slurm_job_from_outside_runs_its_step_in_that_job(capsys, tmp_path, mo
     code, out, _ = run_cli(capsys, "validate", "--dry-run", "--slurm-job", "4242", "--benchmarks", "all_reduce_perf")
     assert code == 0
     assert out.splitlines()[0] == "validate plan: 2 nodes (Slurm job 4242), 8 ranks per node, launcher srun"
-    assert ("    srun --jobid=4242 --nodelist=gpu01,gpu02 --nodes=2 --ntasks-per-node=8 --kill-on-bad-exit=1 "
-            "all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1") in out.splitlines()
+    assert ("    srun --jobid=4242 --overlap --mpi=pmix --nodelist=gpu01,gpu02 --nodes=2 --ntasks-per-node=8 --gpus-per-node=8 "
+            "--kill-on-bad-exit=1 --quit-on-interrupt all_reduce_perf -b 1048576 -e 8589934592 -f 2 -g 1") in out.splitlines()
 
 
 def test_tui_needs_a_terminal_and_dry_run_still_prints_the_plan(capsys, monkeypatch):

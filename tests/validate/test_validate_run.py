@@ -69,8 +69,10 @@ def test_at_the_hardware_limit_is_healthy(tmp_path, monkeypatch, capsys):
     assert data["validate"]["steps"][0]["argv"][:2] == ["srun", "--ntasks-per-node=8"]  # the template, filled
     assert data["verdict"] == "healthy" and data["healthy"]["id"] == "expected_hardware_limit"
     busbw = next(p for p in data["path"] if p["node"] == "validate.busbw")
-    assert busbw["value"]["all_reduce_perf"] == {"peak_busbw_gbs": 371.82, "expected_gbs": 400.0, "ratio": 0.93,
-                                                 "verdict": "at_limit"}
+    assert busbw["value"]["all_reduce_perf"] == {
+        "peak_busbw_gbs": 371.82, "expected_gbs": 400.0, "ratio": 0.93, "verdict": "at_limit", "ceiling_gbs": 400.0,
+        "hardware": "at_limit", "hardware_note": "NICs: 371.82 of about 400 GB/s across 4 nodes (8 NICs per node x 400 "
+                                                 "Gb/s each (50 GB/s)): at the hardware's limit, not a fault"}
     assert busbw["means"].startswith("at_limit: peak 371.82 GB/s against 8 NICs per node x 400 Gb/s / 8 = 400 GB/s")
     assert replayed(capsys, "fleet", "--snapshots", str(root), "--format", "json") == data
 

@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="also write the metrics atomically to PATH (*.prom) for node_exporter's textfile collector")
     slurm = p.add_argument_group("Slurm")
     slurm.add_argument("--drain", action="store_true",
-                       help='on a fault, drain the node: scontrol update ... state=drain reason="allreduce-doctor: CAUSE"')
+                       help='on a fault, drain the node: scontrol update ... state=drain reason="ard: CAUSE"')
     slurm.add_argument("--resume", action="store_true",
                        help="when healthy, resume the node, only if allreduce-doctor drained it")
     slurm.add_argument("--node", metavar="NAME",

@@ -23,6 +23,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     launch.add_argument("--launcher", metavar="TEMPLATE", help="launcher words before the benchmark, with {nodes}, "
                         "{nodelist}, {ranks_per_node}, {ntasks}, {hostfile}; e.g. 'srun --mpi=pmix -N {nodes} "
                         "--ntasks-per-node {ranks_per_node}' (default: srun inside an allocation, mpirun with --hostfile)")
+    launch.add_argument("--mpi", metavar="TYPE", help="srun's --mpi (default: the site's MpiDefault from scontrol "
+                        "show config, pmix where that is none or unknown)")
+    launch.add_argument("--gpu-request", choices=("gpus-per-node", "gres", "none"), help="how each srun step asks for "
+                        "its GPUs: --gpus-per-node=N, --gres=gpu:N or not at all (default gpus-per-node, none where "
+                        "GresTypes has no gpu)")
     launch.add_argument("--hostfile", metavar="FILE", help="launch with mpirun and this hostfile (its nodes, without --nodes)")
     launch.add_argument("--nccl-tests", metavar="DIR", help="nccl-tests folder (DIR or DIR/build); default: PATH")
     launch.add_argument("--perftest", metavar="DIR", help="folder holding ib_write_bw for --incast; default: PATH")
@@ -47,22 +52,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tui", action="store_true", help="in the terminal UI: the plan first, started only when you start it "
                    "there; then every node's counter rates live, busbw per size as it arrives, and the diagnosis")
     p.add_argument("--record", metavar="DIR", help="record folder (default ./allreduce-doctor-validate-<UTC time>)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="report format (default text)")
+    p.add_argument("--format", choices=("text", "json", "markdown", "csv"), default="text",
+                   help="report format (default text); csv: each benchmark's busbw per size against NICs x line rate")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--export", metavar="FORMAT", help="write a ticket document in FORMAT instead of the report")
     return p
 
 
-def report(data: dict, fmt: str, output: str | None, export: str | None) -> int:
-    """Print a validate Diagnosis (live or replayed) like any other; the exit code of its verdict."""
+def report(data: dict, fmt: str, output: str | None, export: str | None, root=None) -> int:
+    """Print a validate Diagnosis (live or replayed) like any other; the exit code of its verdict.
+    csv: busbw per size from the record at `root` (validate/size_table.py)."""
     from allreduce_doctor.errors import DoctorError
     from allreduce_doctor.output import write_output
     from allreduce_doctor.status import verdict_exit
 
-    if fmt == "csv":  # validate judges its sizes against the NICs (validate/judge.py), not the ceiling model
+    if fmt == "csv" and root is None:  # validate judges its sizes against the NICs (validate/judge.py)
         raise DoctorError("--format csv writes a pasted nccl-tests table's curve; a validate record's run is not "
                           "written as CSV: use --format json")
-    if export:
+    if fmt == "csv" and not export:
+        from allreduce_doctor.validate.size_table import render_size_table
+
+        write_output(render_size_table(root, data), output)
+    elif export:
         from allreduce_doctor.export import render_export
 
         write_output(render_export(data, export, "validate diagnosis"), output)
@@ -77,7 +88,7 @@ def replay_report(path: str, fmt: str | None, output: str | None, export: str | 
     """`diagnose --snapshot DIR` and `fleet --snapshots DIR` on a validate record."""
     from allreduce_doctor.validate.record import replay
 
-    return report(replay(path), fmt or "text", output, export)
+    return report(replay(path), fmt or "text", output, export, path)
 
 
 def run(args) -> int:
@@ -93,7 +104,7 @@ def run(args) -> int:
     confirm(args, nodes)
     root = record_folder(args.record)
     data = run_validate(make_plan, sampler_from_args(args, nodes), root, args.allow_busy, args.interval)
-    return report(data, args.format, args.output, args.export)
+    return report(data, args.format, args.output, args.export, root)
 
 
 def _run_tui(args) -> int:

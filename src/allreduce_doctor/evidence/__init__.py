@@ -45,10 +45,10 @@ def load_evidence(paths: list[str], symptom: str | None = None) -> EvidenceResul
         raise EvidenceError("--evidence -: stdin can be read only once")
     scanner = Scanner(symptom=symptom)
     for path in paths:
-        report = scanner.scan(path)
-        if report.recognized == 0:
-            message = EMPTY if report.bytes == 0 else NOTHING
-            raise EvidenceError(f"{report.name}: {message}")
+        scanned = scanner.scan(path)
+        if scanned.recognized == 0:
+            message = EMPTY if scanned.bytes == 0 else NOTHING
+            raise EvidenceError(f"{scanned.name}: {message}")
     observations, report = build(scanner)
     result = EvidenceResult(observations, report)
     parts, left_out = read_by_host(list(paths), scanner)

@@ -3,11 +3,15 @@
 The lines that say something (init, network, warnings) are picked out by one regular expression,
 connection lines only for transports not seen before. What it reads as the line path does: every
 failure (each WARN, ABORT or ERROR line and each INFO line that carries a failure hint, at every
-occurrence: counts, hosts and details agree), and every other message once (version, networks,
-plugin, environment, GPUDirect, channel counts, transports as sets). What it summarizes: a message
-many ranks print word for word counts once, with the host of its first occurrence; transports are
-looked for in the first VIA_WINDOW bytes of each block, and the job size in the first communicator
-line of each block.
+occurrence: counts, hosts and details agree), every message whose values the reader keeps once
+(version, networks and interfaces per host, plugin, environment, GPUDirect, channel counts,
+transports as sets: shapes.py VALUE_RE), and every other message once per shape (shapes.py: the
+message with its per-rank numbers and pointers made alike). What it summarizes: a message many
+ranks print, word for word or but for their numbers, counts once, with the host of its first
+occurrence; the hosts and devices are those of the lines read and of each block's first
+SAMPLE_LINES; transports are looked for in VIA_WINDOW bytes at VIA_LOOKS places of each block, and the job
+size in the first communicator line of each block and the first line of each shape. So the cost
+follows the bytes and the shapes, not how many ranks print their own numbers.
 
 A line is an NCCL line when its `NCCL ` begins an NCCL message (a level word follows). Prose that
 only names NCCL (`ncclSystemError: ... check NCCL warnings`, `RuntimeError: NCCL error in: ...`)
@@ -17,11 +21,14 @@ taken for a block of NCCL lines, and the line path reads that line.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from allreduce_doctor.evidence.nccl import NcclLog
 from allreduce_doctor.evidence.nccl_errors import FAIL_HINT_RE
 from allreduce_doctor.evidence.reader import decode
+from allreduce_doctor.evidence.shapes import is_value, shapes
+from allreduce_doctor.parsers.nccl_log import split
 
 # NCCL lines worth reading. Every rank prints the same few dozen lines; the per-rank chatter that
 # would make every key distinct (connections and channel lists, trees, communicator lines) says
@@ -47,14 +54,18 @@ _ALERT_LEVELS = (b"warn", b"abort", b"error")
 _LEVEL_WORDS = (b"WARN", b"ABORT", b"ERROR")  # as _RARE_RE reads them: a key that starts so is all of that level
 _LEVEL_RE = re.compile(rb"NCCL ((?:WARN|ABORT|ERROR)[^\n]*)")
 FIND_KEYS_MAX = 8  # failure keys in a block looked for one by one; past it, one scan finds them all
-VIA_WINDOW = 64 << 10  # bytes of each bulk block scanned for transports not seen before
+VIA_WINDOW = 64 << 10  # bytes scanned for transports not seen before, at VIA_LOOKS places of each bulk block
+VIA_LOOKS = 4
 _NODES_RE = re.compile(rb"comm 0x\w+ rank \d+ nRanks (\d+) nNodes (\d+) localRanks (\d+)")
 _RANKS_RE = re.compile(rb"comm 0x\w+ rank \d+ n[Rr]anks (\d+)()()")
 _VIA = rb" via (NET/[^/\n]+/\S+|\S+)"
+_CONN_LINE_RE = re.compile(rb"NCCL INFO:? (?:Channel|Ring) \d")  # the connection lines nccl.py reads (CONN_RE)
 # A communicator line that is chatter but for one fact: ranks on two hosts that completed init
 # (nccl.py init_across_hosts). The first few of each block are looked at, each new host's read.
 _INIT_DONE = b"- Init COMPLETE\n"
 INIT_LOOKS = 64
+SAMPLE_LINES = 64  # lines of each block whose host and device are read (srun interleaves 64 ranks)
+PLAIN, VALUE, ALERT = 0, 1, 2  # a shape read once; read message by message; read at every line
 
 
 def _level_starts(buf: bytearray, start: int, end: int, keys: set[bytes]) -> list[int]:
@@ -84,7 +95,7 @@ def all_nccl(buf: bytearray, start: int, end: int, lines: int, found: list[bytes
     communicator; v2.30.4-1: once a process)."""
     if PROSE in keys:
         return False
-    quoted = sum(found.count(key) * key.count(b"NCCL ") for key in keys if b"NCCL " in key)
+    quoted = b"\n".join(found).count(b"NCCL ")  # no message holds a newline: none spans two
     return buf.count(b"NCCL ", start, end) - quoted == lines
 
 
@@ -130,61 +141,94 @@ def _may_fail(key: bytes) -> bool:
 
 
 class BulkReader:
-    """What the fast path remembers across the blocks of one reading: the messages read, the keys
-    that may be failures, the transports seen."""
+    """What the fast path remembers across the blocks of one reading: the shapes classified, the
+    messages of a kept value read, the transports seen."""
 
     def __init__(self, nccl: NcclLog) -> None:
         self.nccl = nccl
-        self._seen: set = set()
-        self._alert_keys: set = set()
+        self._kinds: dict[bytes, int] = {}  # shape -> PLAIN, VALUE or ALERT
+        self._seen: set = set()  # the VALUE messages read
         self._known_via: list[bytes] = []
         self._via_re: re.Pattern | None = None
         self._init_hosts: set[bytes] = set()  # hosts whose Init COMPLETE line was read
 
     def read(self, name: str, buf: bytearray, start: int, end: int, base: int, count: int, lines: int,
-             keys: set[bytes] | None = None) -> None:
+             found: list[bytes] | None = None) -> None:
         """Read the NCCL lines of buf[start:end] (`count` of its `lines`, from line base+1) in bulk;
-        `keys` is the set of rare() of it when known."""
-        nccl, seen = self.nccl, self._seen
+        `found` is rare() of it, when known."""
+        nccl = self.nccl
         nccl.lines += count
         nccl.where.add_range(name, base + 1, base + lines)
-        # A message already read (from any rank) adds nothing, unless it may be a failure: most
-        # blocks have no key that is new and none that is a failure.
-        keys = (set(rare(buf, start, end)) if keys is None else keys) - {PROSE}
-        new = keys - seen - self._alert_keys
-        for key in [k for k in new if _may_fail(k)]:
-            new.discard(key)
-            if len(self._alert_keys) < 200_000:  # past it, a key is only classified again
-                self._alert_keys.add(key)
-        alerts = keys & self._alert_keys
-        if len(seen) < 200_000:
-            seen |= new
-        starts = self._starts(buf, start, end, new, alerts) + self._init_starts(buf, start, end)
+        found = rare(buf, start, end) if found is None else found
+        new, alerts = self._wanted(dict.fromkeys(found))
+        starts = self._starts(buf, start, end, found, new, alerts) + self._init_starts(buf, start, end)
         bols = sorted(set(starts))  # in line order, as the line path reads them
         for bol, lineno in zip(bols, _line_numbers(buf, start, end, base, lines, bols)):
             nccl.feed_quiet(decode(buf[bol:buf.index(b"\n", bol, end)]), f"{name}:{lineno}")
+        self._sample_hosts(buf, start, end)
         size = _NODES_RE.search(buf, start, end) or _RANKS_RE.search(buf, start, end)  # every rank says the same
         if size is not None:
             nccl.job_size(int(size.group(1)), int(size.group(2)) if size.group(2) else None,
                           int(size.group(3)) if size.group(3) else None)
-        window = buf.find(b"\n", min(end - 1, start + VIA_WINDOW), end) + 1 or end  # whole lines only
-        self._transports(buf, start, window)
+        for look in range(VIA_LOOKS):  # srun prints a group's connection lines after its init lines
+            at = start if not look else buf.find(b"\n", start + (end - start) * look // VIA_LOOKS, end) + 1 or end
+            window = buf.find(b"\n", min(end - 1, at + VIA_WINDOW), end) + 1 or end  # whole lines only
+            self._transports(buf, at, window)
+
+    def _wanted(self, keys: dict[bytes, None]) -> tuple[set, set]:
+        """(the messages whose first line is read, those read at every line) of a block's messages:
+        the first message of each shape not seen before, each VALUE message not read before, and
+        every message of an ALERT shape. Most blocks have no shape that is new and none that is a failure."""
+        order = [key for key in keys if key != PROSE] if PROSE in keys else list(keys)
+        forms = shapes(order)
+        first = dict(zip(reversed(forms), reversed(order)))  # shape -> its first message in the block
+        kinds = self._kinds
+        fresh = {form: ALERT if _may_fail(key) else VALUE if is_value(key) else PLAIN
+                 for form, key in first.items() if form not in kinds}
+        if len(kinds) < 200_000:  # past it, a shape is only classified again
+            kinds.update(fresh)
+        new = {first[form] for form, kind in fresh.items() if kind == PLAIN}
+        special = {form for form in first if fresh.get(form, kinds.get(form)) != PLAIN}
+        if not special:
+            return new, set()
+        alerts: set[bytes] = set()
+        values: set[bytes] = set()
+        for key, form in zip(order, forms):
+            if form in special:
+                (alerts if fresh.get(form, kinds.get(form)) == ALERT else values).add(key)
+        values -= self._seen
+        if len(self._seen) < 200_000:
+            self._seen |= values
+        return new | values, alerts
+
+    def _sample_hosts(self, buf: bytearray, start: int, end: int) -> None:
+        """The host and device of the first SAMPLE_LINES lines: the hosts and ranks per host of lines
+        the shapes leave unread (nccl.py hosts; before v2.19 no communicator line says localRanks)."""
+        at = start
+        for _ in range(SAMPLE_LINES):
+            nl = buf.find(b"\n", at, end)
+            if nl < 0:
+                return
+            parts = split(decode(buf[at:nl]))
+            if parts is not None and parts[0] is not None:
+                self.nccl.add_host(parts[0], parts[1])
+            at = nl + 1
 
     @staticmethod
-    def _starts(buf: bytearray, start: int, end: int, new: set, alerts: set) -> list[int]:
+    def _starts(buf: bytearray, start: int, end: int, found: list[bytes], new: set, alerts: set) -> list[int]:
         """The line starts to read: the first line of each new key, every line of each failure key.
-        A few failure keys are found one by one; many (every rank's own completion error names its
-        peer) in one scan: of the alert levels for WARN, ABORT and ERROR keys, of every message for
-        INFO ones."""
+        The first lines are the rare() matches at the index of each new key's first place in `found`
+        (the matches between them skipped at C speed). A few failure keys are found one by one; many
+        (every rank's own completion error names its peer) in one scan: of the alert levels for WARN,
+        ABORT and ERROR keys, of every message for INFO ones."""
         starts = []
-        wanted = set(new)
-        for m in _RARE_RE.finditer(buf, start, end) if wanted else ():  # stops at the last new key
-            key = m.group(1)
-            if key in wanted:
-                wanted.discard(key)
+        if new:
+            first = dict(zip(reversed(found), range(len(found) - 1, -1, -1)))  # key -> its first index
+            matches, prev = _RARE_RE.finditer(buf, start, end), -1
+            for index in sorted(first[key] for key in new):
+                m = next(itertools.islice(matches, index - prev - 1, None))
+                prev = index
                 starts.append(buf.rfind(b"\n", start, m.start()) + 1 or start)
-                if not wanted:
-                    break
         if len(alerts) <= FIND_KEYS_MAX:
             few, infos = alerts, set()
         else:
@@ -223,7 +267,8 @@ class BulkReader:
         return out
 
     def _transports(self, buf: bytearray, pos: int, end: int) -> None:
-        """Connection lines: only transports not seen before are read (one scan when none is new)."""
+        """Connection lines: only transports not seen before are read (one scan when none is new); a
+        token first seen in another line (CollNet's) is skipped from then on, as the line path skips it."""
         while True:
             if self._via_re is None:
                 alts = b"|".join(re.escape(t) for t in self._known_via)
@@ -237,5 +282,7 @@ class BulkReader:
                 continue
             self._known_via.append(token)
             self._via_re = None
-            self.nccl.connection(decode(token))
+            bol = buf.rfind(b"\n", 0, m.start()) + 1
+            if _CONN_LINE_RE.search(buf, bol, m.start()):  # as nccl.py reads them: not coll_net.cc `CollNet %02d/%1d`
+                self.nccl.connection(decode(token))
             pos = m.start()

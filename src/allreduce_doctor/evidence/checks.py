@@ -105,12 +105,13 @@ def hca(nccl: NcclLog, rdma: dict, env: dict, fab: str, used: set[str]) -> list[
     best = max(rates, default=0)
     for name in sorted(used):
         p = table.get(name)
-        if p is None:
+        if p is None or p["state"] not in ("ACTIVE", None):
+            # A port that is not ACTIVE is no choice of NCCL's: ncclIbInit skips it whatever NCCL_IB_HCA says
+            # (src/transport/net_ib.cc `if (portAttr.state != IBV_PORT_ACTIVE) continue;` v2.21.5-1,
+            # net_ib/init.cc v2.30.7-1). The node's rule judges it (trunk.ports_active over rdma.compute_ports,
+            # the rails NCCL_IB_HCA selects): ib_port_down, as on the node the paste was taken on.
             continue
-        if p["state"] not in ("ACTIVE", None):
-            if spec:  # chosen by NCCL_IB_HCA; a port NCCL took by itself and that went down is ib_port_down
-                problems.append({"port": name, "why": f"selected by NCCL_IB_HCA={spec} but {p['state']}"})
-        elif layer and p["link_layer"] and p["link_layer"] != layer:
+        if layer and p["link_layer"] and p["link_layer"] != layer:
             problems.append({"port": name, "why": f"used by NCCL but its link layer is {p['link_layer']}"})
         elif p["rate_gbps"] and p["rate_gbps"] < best:
             problems.append({"port": name, "why": f"used by NCCL at {p['rate_gbps']:g} Gb/s, peers at {best:g}"})
@@ -153,7 +154,7 @@ def ib_devices_hidden(nccl: NcclLog, rdma: dict, env: dict, launch: dict) -> boo
         return False
     shown = any(p["link_layer"] != "Ethernet" or p["state"] == "ACTIVE" for p in rdma.get("ports", []))
     container = launch.get("container") or {}
-    return shown or (bool(container) and not container.get("ib_devices"))
+    return shown or container.get("ib_devices") is False  # a pod-spec fragment may leave it unknown (None)
 
 
 def errors_by_cause(nccl: NcclLog) -> dict[str, list[str]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from allreduce_doctor.evidence import gaps, report_words, signatures, suspects, symptom
+from allreduce_doctor.evidence import gaps, report_words, signatures, suspects, symptom, tool_facts
 from allreduce_doctor.evidence.differential_steps import (
     UNSHOWN,
     bootstrapped,
@@ -140,6 +140,12 @@ def usual_suspects(paste: Paste, said: str | None = None) -> list[tuple[str, str
              causes[s.cause].paste) for row, s in found]
 
 
+def _host(paste: Paste) -> dict | None:
+    """log.host, when the walk read it."""
+    host = paste.facts.get("log.host") if paste.facts is not None else None
+    return host.value if host is not None and host.ok else None
+
+
 def _one_host(paste: Paste) -> bool:
     return (paste.job or {}).get("scope") == "intra"
 
@@ -162,7 +168,8 @@ def _score_signatures(tally: Tally, errors: dict[str, dict], one_host: bool, cau
     for kind, entry in errors.items():
         if killed and kind in HANG_FRAMES:
             continue  # the backtrace of a killed process: its frames say where it died, not that it waits
-        cands = tuple(c for c in signatures.candidates().get(kind, ()) if not (one_host and _between(causes, c.cause)))
+        cands = tuple(c for c in signatures.candidates().get(kind, ())
+                      if not (one_host and (c.between_hosts or _between(causes, c.cause))))
         weak = kind in GENERIC or kind in CONTEXT
         weight = (2.0 if entry.get("blocking") else 1.0) * (0.5 if weak else 2.0 if len(cands) == 1 else 1.0)
         if entry.get("blocking") and not weak:
@@ -181,12 +188,22 @@ def _score_gaps(tally: Tally, diag: Diagnosis, rs: RunbookSet, paste: Paste, sai
     nccl, job, ports = paste.nccl, paste.job, paste.ports
     opened = (open_questions(diag, rs, job) + gaps.unrated_ports(ports) + gaps.down_ports(ports) + gaps.down_netdevs(job)
               + gaps.virtual_machine(job) + gaps.gdr_out_of_reach(job, said)
-              + gaps.transport_unseen(nccl, job, said, CONTEXT))
+              + gaps.transport_unseen(nccl, job, said, CONTEXT) + gaps.acs_unplaced(*_host_and_lspci(paste))
+              + tool_facts.shm_gap(_host(paste), (nccl or {}).get("errors") or {})
+              + tool_facts.memlock_gap(paste.facts))
     for cause, line, step in opened:
         if cause in causes and not causes[cause].healthy:
             tally.add(cause, 3.0, line, step)
     for cause, line, step in gaps.hang_on_one_host(nccl, job, said, CONTEXT):
         tally.add(cause, 2.0, line, step, shown=False)
+
+
+def _host_and_lspci(paste: Paste) -> tuple[dict | None, bool]:
+    """log.host of the paste, and whether a whole lspci -vvv (the node's pci.lspci) was pasted."""
+    facts = paste.facts
+    host = facts.get("log.host") if facts is not None else None
+    lspci = facts.get("pci.lspci") if facts is not None else None
+    return (host.value if host is not None and host.ok else None), lspci is not None and lspci.ok
 
 
 def _weigh(tally: Tally, said: str | None, against: dict[str, list[str]], decided: str | None, causes: dict) -> None:
@@ -315,6 +332,7 @@ def _conclude(diag: Diagnosis, head: Finding, decided: str | None, tie: list[str
         info = causes[head.cause]
         diag.root_cause = {"id": head.cause, "title": info.title, "severity": info.severity, "owner": info.owner,
                            "summary": info.summary, "node": head.node, "confidence": head.confidence}
+    _fix_follows(diag, head.cause, causes)
     if head.confidence == "high":
         return
     diag.verdict = INCONCLUSIVE
@@ -324,6 +342,25 @@ def _conclude(diag: Diagnosis, head: Finding, decided: str | None, tie: list[str
               f"the text suggests {' or '.join(tie)} and does not tell them apart: {head.next_step}" if tie else
               f"the text suggests {head.cause} but does not decide it: {head.next_step}")
     diag.inconclusive.append({"node": "evidence", "reason": reason})
+
+
+def _fix_follows(diag: Diagnosis, head: str, causes: dict) -> None:
+    """The Fix and its check are the headline's: when the walk found a fix (a cause it decided), the first
+    candidate's own steps come first, then those of every other candidate the walk decided, in rank order.
+    With nothing decided there is no fix to print, for the headline or any other."""
+    walked = [r["step"] for r in diag.remediation]
+    if not walked:
+        return
+    steps: list[dict] = []
+    checks: list[str] = []
+    for cause in dict.fromkeys([head, *(f.cause for f in diag.findings)]):
+        info = causes.get(cause)
+        if info is None or (cause != head and not any(step in walked for step in info.remediation)):
+            continue
+        steps += [{"step": step, "owner": info.owner} for step in info.remediation if all(r["step"] != step for r in steps)]
+        checks += [v for v in info.verification if v not in checks]
+    diag.remediation = steps + [r for r in diag.remediation if all(r["step"] != x["step"] for x in steps)]
+    diag.verification = checks + [v for v in diag.verification if v not in checks]
 
 
 def _head_tie(order: list[str], scores: dict[str, float], decided: str | None, shown: set[str]) -> list[str]:

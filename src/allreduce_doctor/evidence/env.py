@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
+from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence.lines import Where
+from allreduce_doctor.parsers import parse
 from allreduce_doctor.parsers.nccl_env import (
     CHAIN_RE,
     CONTAINER_RE,
@@ -62,6 +64,8 @@ class EnvLog:
         self.launch: dict = {}
         self.where = Where()
         self._k8s_name: str | None = None
+        self._run_lines: list[str] = []  # a `docker run` line and its continuation lines
+        self._run_open = False  # the last of them ends with a backslash
         self.host: str | None = None  # the host a prompt named before these lines (host_key), if any
         # A variable two named hosts set differently: {name: {host: value}}. Both are kept; the
         # whole paste's value of it is unknown (each host's own reading has its own, hosts.py).
@@ -88,6 +92,7 @@ class EnvLog:
     def feed(self, text: str, where: str) -> str | None:
         """Take one line; returns 'env', 'command' or None when it sets nothing."""
         line = PROMPT_RE.sub("", text, count=1).rstrip()
+        continued = self._run_more(line, where)
         found = False
         if self._k8s_name:
             m = K8S_VALUE_RE.match(line)
@@ -125,7 +130,7 @@ class EnvLog:
         for m in PYENV_RE.finditer(line):
             self.set(m.group(1), m.group(2), where)
             found = True
-        launched = self._launch(rest.lstrip(), line, where)
+        launched = self._launch(rest.lstrip(), line, where) or continued
         if launched:
             return "command"
         return "env" if found else None
@@ -145,11 +150,10 @@ class EnvLog:
             rest = rest[m.end():]
 
     def _launch(self, command: str, line: str, where: str) -> bool:
-        if CONTAINER_RE.match(command):  # does the container get the RDMA devices?
-            self.launch["container"] = {"ib_devices": "/dev/infiniband" in line or "--privileged" in line,
-                                        "host_network": "--network=host" in line or "--net=host" in line,
-                                        "source": where}
-            self.where.add(where)
+        if CONTAINER_RE.match(command):  # what the container is given (parsers/containers.py)
+            self._run_lines = [command]
+            self._run_open = command.endswith("\\")
+            self._container(where)
             return True
         launcher = LAUNCH_RE.match(command)
         if not launcher or len(line) > 4000:
@@ -172,6 +176,25 @@ class EnvLog:
             info["test"] = test.group(1)
         info.setdefault("source", where)
         self.where.add(where)
+        return True
+
+    def _container(self, where: str) -> None:
+        try:
+            spec = parse("container_run", "\n".join(self._run_lines))
+        except ParseError:
+            return
+        first = (self.launch.get("container") or {}).get("source") if len(self._run_lines) > 1 else None
+        self.launch["container"] = dict(spec, source=first or where)
+        self.where.add(where)
+
+    def _run_more(self, line: str, where: str) -> bool:
+        """A `docker run ... \\` line's continuation (`  --shm-size=1g \\`): read with the line it continues."""
+        if not self._run_open or len(self._run_lines) >= 64:
+            self._run_open = False
+            return False
+        self._run_lines.append(line.strip())
+        self._run_open = line.endswith("\\")
+        self._container(where)
         return True
 
     def values(self) -> dict[str, str]:

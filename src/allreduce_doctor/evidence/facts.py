@@ -3,7 +3,7 @@ ranges it rests on) and the report of what was recognized."""
 
 from __future__ import annotations
 
-from allreduce_doctor.evidence import checks, host, rdma
+from allreduce_doctor.evidence import checks, host, rdma, tool_facts
 from allreduce_doctor.evidence import job_summary as job
 from allreduce_doctor.evidence import node_facts as node_facts_of
 from allreduce_doctor.evidence.lines import Where
@@ -68,7 +68,8 @@ def nccl_value(scanner: Scanner) -> dict:
         "init_across_hosts": n.init_across_hosts(),
         "plugin": n.plugin, "plugin_abi": {**n.plugin_abi, "failed": sorted(n.plugin_abi["failed"], reverse=True)},
         "gdr_messages": dict(n.gdr), "coll_channels": sorted(n.channels)[:16],
-        "ring_channels": n.ring_channels or None, "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
+        "ring_channels": n.ring_channels or None, "nvls_channels": sorted(n.nvls_channels)[:8],
+        "nvls_support": sorted(n.nvls_support), "graphs": n.graphs[:4], "net_bw_gbs": n.net_bw,
         "topo_file": n.topo_file, "errors": n.errors, "other_warnings": n.warn_other.to_dict(),
         "error_traces": dict(n.trace_files.most_common(6)), "sources": dict(n.where.keys),
     }
@@ -81,6 +82,7 @@ def build(scanner: Scanner) -> tuple[list[Observation], dict]:
     tests = scanner.tests.summary()
     rdma_v = rdma.summarize(scanner.blocks)
     host_v = host.summarize(scanner.blocks, scanner.cmdlines)
+    host_v["shm"] = tool_facts.shm(node_facts_of.one_host(scanner.blocks), scanner.env.launch)
     nccl_v = nccl_value(scanner)
     job_v = combine(scanner, env, tests["main"], rdma_v, host_v, nccl_v["network"])
     rdma_tools = {"ibstat", "ibstatus", "rdma_link", "ibv_devinfo", "gid_table", "show_gids", "ibdev2netdev", "ethtool",
@@ -130,7 +132,7 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
         "bad_socket_ifaces": checks.socket_ifaces(nccl, network, env, sc["scope"]),
         "channels": checks.channels(nccl, nic, sc["scope"]),
         "hca_problems": checks.hca(nccl, rdma_v, env, fab, used), "ib_devices_hidden": checks.ib_devices_hidden(
-            nccl, rdma_v, env, scanner.env.launch), "plugin_missing": checks.plugin_missing(nccl, env),
+            nccl, rdma_v, env, _launch(scanner)), "plugin_missing": checks.plugin_missing(nccl, env),
         # like plugin_missing: "no" when the log shows no failed version search
         "plugin_abi": plugin_abi.from_log(nccl.plugin_abi, network) or {"mismatch": False, "why": ""},
         "p2p_hang": checks.p2p_hang(nccl, run, sc["scope"], env), "errors_by_cause": checks.errors_by_cause(nccl),
@@ -142,6 +144,12 @@ def combine(scanner: Scanner, env: dict, run: dict | None, rdma_v: dict, host_v:
     }
 
 
+def _launch(scanner: Scanner) -> dict:
+    """The launch lines' facts, with the container a pod spec describes when no `docker run` line does."""
+    spec = tool_facts.container(node_facts_of.one_host(scanner.blocks), scanner.env.launch)
+    return dict(scanner.env.launch, container=spec) if spec else scanner.env.launch
+
+
 def node_facts(scanner: Scanner, host_v: dict, env: dict) -> list[Observation]:
     """The node facts the pasted tool outputs and variables show (evidence/node_facts.py)."""
     dmesg: list = []
@@ -151,8 +159,11 @@ def node_facts(scanner: Scanner, host_v: dict, env: dict) -> list[Observation]:
             dmesg += b["value"]
             dmesg_where.add_range(b["file"], b["first"], b["last"])
     sources = {k: v["source"] for k, v in scanner.env.vars.items()}
-    return node_facts_of.observations(scanner.blocks, env, sources, host_v.get("cmdline"),
-                                      (dmesg, dmesg_where.text()) if dmesg else None)
+    obs = node_facts_of.observations(scanner.blocks, env, sources, host_v.get("cmdline"),
+                                     (dmesg, dmesg_where.text()) if dmesg else None)
+    have = {o.fact for o in obs}
+    return obs + [o for o in tool_facts.observations(node_facts_of.one_host(scanner.blocks), scanner.env.launch)
+                  if o.fact not in have]
 
 
 def report(scanner: Scanner, obs: list[Observation]) -> dict:

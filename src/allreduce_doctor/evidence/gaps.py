@@ -67,7 +67,7 @@ def down_ports(ports: list | None) -> list[tuple[str, str, str]]:
     if not down:
         return []
     names = ", ".join(_port_state(p) for p in down[:4])
-    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports) else ""
+    beside = ", beside ACTIVE ports of the same model" if len(down) < len(ports or []) else ""
     return [("ib_port_down", f"{down[0].get('source')}: {names}{beside}",
              "paste NCCL's `NET/IB : Using` line or the job's NCCL_IB_HCA: a down port among them is a lost rail")]
 
@@ -104,6 +104,21 @@ def virtual_machine(job: dict | None) -> list[tuple[str, str, str]]:
             "pcie_acs_enabled")
     acs, hidden = ("pcie_acs_enabled", line, step), ("vm_topology_hidden", line, step)
     return [acs, hidden] if tree.get("gpu_root_buses", 0) > 1 else [hidden, acs]
+
+
+def acs_unplaced(host: dict | None, lspci_pasted: bool) -> list[tuple[str, str, str]]:
+    """ACSCtl lines grepped out of lspci that redirect (ReqRedir+ or CmpltRedir+) without the devices they
+    belong to: only a switch port above a GPU or NIC matters (NCCL troubleshooting guide, "PCI Access
+    Control Services"), a root port redirects by default under an IOMMU (pci_request_acs(), drivers/iommu/
+    intel/dmar.c and amd/init.c), so the node's rule (pci.acs, probes/derive.py) needs the whole lspci -vvv.
+    With it pasted, trunk.acs decides; without, pcie_acs_enabled stays open with that paste."""
+    acs = [a for a in (host or {}).get("acs") or [] if a.get("redirect")]
+    if not acs or lspci_pasted:
+        return []
+    lines = ", ".join(dict.fromkeys(str(a.get("source")) for a in acs[:8]))
+    return [("pcie_acs_enabled", f"{lines}: ACSCtl redirects (ReqRedir+ or CmpltRedir+) on a device the text does not name",
+             "paste the whole `lspci -vvv` to tell a switch port above a GPU or NIC (ACS there is the fault) from a "
+             "root port (redirect there is the kernel's default under an IOMMU)")]
 
 
 def _paste(cause: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence import signatures
@@ -24,7 +25,7 @@ P2P_SLOW_RATIO = 0.5  # direct below half the host-staged copy (_p2p_verdict)
 # only, not with every host output pasted (`field_sources`, evidence/differential.py _contradicted).
 FIELD_TOOLS = {"acs": ("lspci", "pcie_fragment"), "acs_redirect": ("lspci", "pcie_fragment"),
                "pcie_degraded": ("lspci", "pcie_fragment", "kernel_log"), "cmdline": ("proc_cmdline",),
-               "iommu_translating": ("kernel_log",), "kernel_events": ("kernel_log",), "kernel_signals": ("kernel_log",),
+               "kernel_events": ("kernel_log",), "kernel_signals": ("kernel_log",),
                "link_flaps": ("kernel_log",), "topology": ("nvidia_smi_topo",), "nvlink": ("nvidia_smi_nvlink",),
                "cuda_p2p": ("cuda_p2p",), "gpu_models": ("nvidia_smi_nvlink",), "pcie_tree": ("lspci_tree",)}
 
@@ -33,25 +34,13 @@ def _acs_flags(text: str) -> dict:
     return {t[:-1]: t[-1] == "+" for t in text.split() if len(t) > 1 and t[-1] in "+-"}
 
 
-def _span(numa: str | None) -> bool:
-    """'0-1' or '0,1': a GPU with affinity to several NUMA nodes (no bare-metal GPU has that)."""
-    if not numa or numa.upper() == "N/A":
-        return False
-    return "-" in numa or "," in numa
-
-
 def _topology(block: dict) -> dict:
     value = block["value"] or {}
     matrix = value.get("matrix") or {}
     gpus = [g for g in matrix if g.startswith("GPU")]
     paths = [cell for g in gpus for col, cell in matrix[g].items() if col != g]
-    numa = value.get("numa_affinity") or {}
-    cpus = value.get("cpu_affinity") or {}
-    all_phb = bool(paths) and all(p == "PHB" for p in paths)
-    numa_multi = bool(gpus) and all(_span(numa.get(g)) for g in gpus)
-    same_cpus = len(gpus) > 1 and len({cpus.get(g) for g in gpus}) == 1
-    return {"gpus": len(gpus), "paths": dict(Counter(paths)), "all_phb": all_phb, "numa_multi": numa_multi,
-            "same_cpu_affinity": same_cpus, "flattened": len(gpus) > 1 and all_phb and numa_multi,
+    # A VM's flattened view is the node's rule (gpu.nic_paths, probes/derive_topo.py, from the pasted gpu.topo).
+    return {"gpus": len(gpus), "paths": dict(Counter(paths)),
             "gdr_out_of_reach": _gdr_out_of_reach(matrix, value.get("nic_legend") or {}, value.get("gpu_numa_id")),
             "source": block["where"]}
 
@@ -103,7 +92,7 @@ def _p2p_verdict(bandwidth: dict) -> dict:
     slow = [(i, j) for i, j in pairs if off[(i, j)] > 0 and on[(i, j)] < P2P_SLOW_RATIO * off[(i, j)]]
     if not pairs:
         return {"pairs": 0, "slow_pairs": 0, "slower_than_host": None}
-    out = {"pairs": len(pairs), "slow_pairs": len(slow), "slower_than_host": bool(slow)}
+    out: dict[str, Any] = {"pairs": len(pairs), "slow_pairs": len(slow), "slower_than_host": bool(slow)}
     if slow:
         i, j = slow[0]
         out["example"] = f"GPU{i}->GPU{j} {on[(i, j)]:.2f} GB/s direct, {off[(i, j)]:.2f} GB/s through host memory"
@@ -219,8 +208,7 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     if p2p is not None:
         p2p.update(_p2p_verdict(p2p.pop("bandwidth")))
     cmdline, kernel = _kernel(blocks, cmdlines)
-    faults = kernel["events"].get("iommu_fault", 0)
-    translating = faults > 0  # the command line itself is kernel.cmdline, judged by the trunk
+    # IOMMU faults and the command line are kernel.dmesg and kernel.cmdline: kernel.iommu_mode judges them (trunk.iommu)
     flaps = kernel["flaps"]
     limited = kernel["events"].get("pcie_bandwidth_limited", 0)
     if limited:
@@ -232,7 +220,7 @@ def summarize(blocks: list[dict], cmdlines: list[tuple[str, str]]) -> dict:
     return {"acs": acs[:64], "acs_redirect": redirect, "pcie_degraded": degraded[:32],
             "field_sources": {field: ", ".join(dict.fromkeys(o["where"] for o in outputs))
                               for field, outputs in outputs_of.items()},
-            "cmdline": cmdline, "iommu_translating": translating, "kernel_events": kernel["events"],
+            "cmdline": cmdline, "kernel_events": kernel["events"],
             "kernel_signals": kernel["signals"],
             "link_flaps": flaps, "topology": topology, "nvlink": nvlink, "cuda_p2p": p2p,
             "gpu_models": sorted(gpu_models)[:8], "pcie_tree": tree}

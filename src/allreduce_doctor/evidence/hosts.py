@@ -17,6 +17,7 @@ or none, is one node's facts as before (nothing here runs). Hosts compare by nod
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from allreduce_doctor.evidence import bulk
 from allreduce_doctor.evidence.node_facts import host_key, hosts_of
@@ -74,9 +75,9 @@ class HostParts:
                         and b"\x00" not in buf[start:end] and bulk.PROSE not in bulk.rare(buf, start, end):
                     self._in_bulk(lines, owners, nccl, base)
                     continue
-                for n, (raw, part) in enumerate(zip(lines, owners), base + 1):
-                    if part is not None:
-                        part.take(raw, n)
+                for n, (raw, owner) in enumerate(zip(lines, owners), base + 1):
+                    if owner is not None:
+                        owner.take(raw, n)
         finally:
             if path != STDIN:
                 stream.close()
@@ -102,6 +103,7 @@ class HostParts:
         part = self.parts.get(owner if owner is not None else UNATTRIBUTED)
         if part is not None or owner in self.left_out:
             return part
+        owner = cast(str, owner)  # None reads the UNATTRIBUTED part, which is always there
         if len(self.parts) > MAX_HOSTS:  # hosts past MAX_HOSTS: their lines are read by no part
             self.left_out.append(owner)
             return None
@@ -120,16 +122,16 @@ class HostParts:
             own = bytearray(b"\n".join(raw if m else b"" for raw, m in zip(lines, mine)) + b"\n")
             part.take_bulk(own, base, sum(mine), len(lines))
         after_nccl: set[int] = set()  # parts whose NCCL lines came since their last other line
-        for n, (raw, part, is_nccl) in enumerate(zip(lines, owners, nccl), base + 1):
-            if part is None:
+        for n, (raw, owner, is_nccl) in enumerate(zip(lines, owners, nccl), base + 1):
+            if owner is None:
                 continue
             if is_nccl:
-                after_nccl.add(id(part))
+                after_nccl.add(id(owner))
                 continue
-            if id(part) in after_nccl:  # an NCCL line ends a tool block, as on the line path
-                part.close_block()
-                after_nccl.discard(id(part))
-            part.take(raw, n)
+            if id(owner) in after_nccl:  # an NCCL line ends a tool block, as on the line path
+                owner.close_block()
+                after_nccl.discard(id(owner))
+            owner.take(raw, n)
 
     @staticmethod
     def _reopen(path: str, first: Scanner):

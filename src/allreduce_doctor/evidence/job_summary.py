@@ -160,7 +160,7 @@ def bandwidth(run: dict | None, nic: dict, where: str, env: dict | None = None, 
         return out
     if measured is None or not expected:
         return out
-    out["ratio"], out["verdict"] = busbw_verdict(measured, expected, from_peak=basis.startswith("peak"))
+    out["ratio"], out["verdict"] = busbw_verdict(measured, expected, from_peak=(basis or "").startswith("peak"))  # set with measured
     return out
 
 

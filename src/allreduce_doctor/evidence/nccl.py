@@ -27,6 +27,7 @@ from allreduce_doctor.parsers.nccl_log import (  # noqa: F401 - split: the gramm
     NETUSE_RE,
     NETWORK_RE,
     NRANKS_RE,
+    NVLS_SUPPORT_RE,
     OLD_IFACE_RE,
     PATTERN_RE,
     QPDBG_RE,
@@ -80,6 +81,8 @@ class NcclLog:
         self.net_unattributed = False
         self.channels: Counter[int] = Counter()  # coll channels per rank line
         self.ring_channels = 0
+        self.nvls_channels: Counter[int] = Counter()  # NVLS channels per rank line (CHANNELS_RE group 2)
+        self.nvls_support: set[bool] = set()  # NVLS_SUPPORT_RE: whether some rank had multicast support
         self.nranks = 0
         self.nnodes: int | None = None
         self.local_ranks: int | None = None
@@ -138,6 +141,8 @@ class NcclLog:
         m = CHANNELS_RE.match(msg)
         if m:
             self.channels[int(m.group(1))] += count
+            if m.group(2) is not None:
+                self.nvls_channels[int(m.group(2))] += count
             self.where.key("channels", where)
             return
         self._info(None, msg, where)
@@ -265,7 +270,14 @@ class NcclLog:
         m = CHANNELS_RE.match(msg)
         if m:
             self.channels[int(m.group(1))] += 1
+            if m.group(2) is not None:
+                self.nvls_channels[int(m.group(2))] += 1
             self.where.key("channels", where)
+            return
+        m = NVLS_SUPPORT_RE.match(msg)
+        if m:
+            self.nvls_support.add(m.group(1) is None)
+            self.where.key("nvls", where)
             return
         m = INIT_DONE_RE.search(msg)
         if m and host:

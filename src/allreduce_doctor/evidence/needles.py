@@ -12,6 +12,7 @@ always searched. Sound only for ASCII text matched case-blind (the caller checks
 
 from __future__ import annotations
 
+import importlib
 import re
 
 MIN_WORD = 3  # shorter runs rule out too little to be worth the test
@@ -20,8 +21,8 @@ MIN_WORD = 3  # shorter runs rule out too little to be worth the test
 def required_words(pattern: str, flags: int = re.IGNORECASE) -> tuple[str, ...]:
     """Lowercased words one of which every match of `pattern` contains; () when none can be read."""
     try:
-        from re import _constants as sre  # CPython 3.11+; else no words, same answers
-        from re import _parser as sre_parse
+        sre = importlib.import_module("re._constants")  # CPython 3.11+; else no words, same answers
+        sre_parse = importlib.import_module("re._parser")
 
         tree = list(sre_parse.parse(pattern, flags))
         word = _longest_run(tree, sre.LITERAL)

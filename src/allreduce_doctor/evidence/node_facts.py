@@ -30,6 +30,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.evidence.lines import Where
 from allreduce_doctor.observations import OK, Observation
 from allreduce_doctor.parsers import parse
+from allreduce_doctor.parsers.sysfs import IB_STATES
 
 # Outputs a probe reads itself (same parser): the block's value is the probe's value.
 SAME_AS_PROBE = {
@@ -44,16 +45,29 @@ SAME_AS_PROBE = {
 }
 
 
+# ibstat's own words for a port's state, indexed by the state's code (infiniband-diags ibstat.c
+# port_state_str, rdma-core v64.0): "Initializing" is the kernel's "2: INIT" (IB_STATES, parsers/sysfs.py).
+IBSTAT_STATES = ("???", "Down", "Initializing", "Armed", "Active")
+
+
 def _coded(kind: str, raw) -> dict | None:
-    """'Active' / 'PORT_ACTIVE' / '4: ACTIVE' -> the {"code", "name"} the sysfs parser gives."""
+    """'Active' / 'PORT_ACTIVE' / '4: ACTIVE' / 'Initializing' -> the {"code", "name"} the sysfs parser gives."""
     if isinstance(raw, dict):
         return raw if "code" in raw else None
     if raw in (None, ""):
         return None
+    if kind == "ib_state" and str(raw).strip() in IBSTAT_STATES[1:]:
+        code = IBSTAT_STATES.index(str(raw).strip())
+        return {"code": code, "name": IB_STATES[code]}
     try:
         return parse(kind, str(raw))
     except ParseError:
         return {"code": None, "name": str(raw).strip().upper()}
+
+
+def port_record(dev: str, num, where: str, **fields) -> dict:
+    """One rdma.ports record, in the rdma_ports probe's shape (fields it does not name stay None)."""
+    return _port(dev, num, where, **fields)
 
 
 def _port(dev: str, num, where: str, **fields) -> dict:

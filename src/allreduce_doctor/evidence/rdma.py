@@ -13,7 +13,7 @@ from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers.sysfs import gid_info
 
 _STATE = {"active": "ACTIVE", "port_active": "ACTIVE", "down": "DOWN", "port_down": "DOWN", "init": "INIT",
-          "port_init": "INIT", "armed": "ARMED", "polling": "DOWN"}
+          "port_init": "INIT", "initializing": "INIT", "armed": "ARMED", "polling": "DOWN"}  # ibstat.c port_state_str
 
 
 

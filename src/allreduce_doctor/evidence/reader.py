@@ -17,8 +17,8 @@ import select
 import stat
 import sys
 import time
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, cast
 
 from allreduce_doctor.errors import DoctorError
 
@@ -94,7 +94,8 @@ class BlockReader:
         self.cut_lines = 0
         self._deadline = time.monotonic() + max_seconds
         self._waitable = _waitable(stream)  # a pipe or a terminal can block: wait with a timeout
-        self._read = getattr(stream, "readinto1", stream.readinto)  # one read: never waits to fill
+        # one read: never waits to fill (readinto1 of a buffered stream, else readinto)
+        self._read: Callable[[memoryview], int | None] = getattr(stream, "readinto1", cast(Any, stream).readinto)
 
     def _fill(self, view: memoryview) -> int:
         cannot = f"{self.name}: cannot read evidence file"

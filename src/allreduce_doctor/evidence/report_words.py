@@ -29,6 +29,15 @@ FROM_WORDS = "from the report's words only: no NCCL output line"
 WORDS = "from the report's words"
 _VAR_RE = re.compile(r"\b(NCCL_[A-Z0-9_]+)\s*=\s*([^\s`'\",;)\]]+)")
 _ASSIGNED_RE = re.compile(r"^(?:[A-Za-z_]\w*=\S*\s+)+")  # NCCL_DEBUG=INFO torchrun ...: the command after them
+# A line that names NCCL, a collective or a tool whose output the reader takes (evidence/tools.py): a text with
+# one is never refused (issue 29: "No text that names NCCL, a collective, or one of these tools is refused"). Read
+# with nothing else, it gets no candidate and the paste that would decide (differential.COLLECT).
+NAMES_RE = re.compile(
+    r"\b(?:NCCL|RCCL)|\bnccl\b|NCCL_[A-Z0-9_]+|nccl-tests|\ball[-_ ]?(?:reduces?|gathers?)\b|\breduce[-_ ]?scatter\b"
+    r"|\bcollectives?\b|\b(?:ibstatus|ibstat|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|perfquery|smpquery"
+    r"|ibportstate|mlnx_qos|fi_info|ulimit|lsmod|nvidia-smi|nvidia_peermem|nv_peer_mem|hostNetwork|IPC_LOCK)\b"
+    r"|\brdma (?:statistic|link)\b|\bdcb (?:pfc|app)\b|/dev/shm\b|\brdma/\w|--shm-size|\b(?:docker|podman) run\b")
+MAX_NAMED = 16  # lines kept that only name NCCL or a tool
 
 
 def _quote(text: str) -> str:
@@ -53,6 +62,7 @@ class ReportWords:
         self.said: dict[str, dict] = {}  # situation id (a `match` row) -> {source, quote}
         self.context: dict[str, dict] = {}  # "platform.amd_cpu" -> {source, quote} (evidence/suspects.py)
         self._kept: list[int] = []  # line numbers of this file that said something
+        self._named: list[int] = []  # line numbers of this file that name NCCL, a collective or a tool (NAMES_RE)
         self._open: list[dict] = []  # settings tried on the previous line whose outcome it did not say
         self._loose: tuple | None = None  # (line count, entry, lineno): a title's trouble words, no NCCL word yet
         self._launcher: Launcher | None = None  # the launcher whose command line goes on (`\` at its end)
@@ -102,6 +112,8 @@ class ReportWords:
             said = True
         if said and lineno is not None and len(self._kept) < 256:
             self._kept.append(lineno)
+        if lineno is not None and len(self._named) < MAX_NAMED and NAMES_RE.search(text):
+            self._named.append(lineno)
 
     def _launched(self, t: Table, text: str) -> str | None:
         """The scale a launcher's own flags give on this line (multi_node: more than one node, one_node: one),
@@ -168,9 +180,13 @@ class ReportWords:
     def end_file(self, report) -> None:
         """Mark the lines of the file just read that said something, once the reading describes trouble."""
         kept, self._kept = self._kept, []
+        named, self._named = self._named, []
         self._open = []
         if self.describes_trouble():
             for lineno in kept:
+                report.place_late("report_words", lineno)
+        elif report.recognized == 0:  # nothing else read: the lines that name NCCL or a tool keep it from refusal
+            for lineno in named:
                 report.place_late("report_words", lineno)
 
     def describes_trouble(self) -> bool:

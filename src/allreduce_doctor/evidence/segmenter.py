@@ -36,7 +36,7 @@ BULK_MIN = 4000  # lines: smaller blocks are read line by line, exactly
 STDIN_COPY_MAX = 256 << 20  # bytes of stdin kept to read again when several hosts are pasted
 _TOOL_CMD_RE = re.compile(
     # a shell prompt naming its host (`root@gpu01:~# `, `[user@gpu01 ~]$ `) or `ssh [-o X] [user@]HOST `
-    r"^[\s$#>_*`]*(?:\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*)?"
+    rf"^[\s$#>_*`]*(?:{tools.PROMPT_HOST})?"
     r"(?:ssh\s+(?:-\S+\s+(?:\S+\s+)?)*?(?:[\w.-]+@)?(?P<ssh_host>[\w.-]+)\s+)?"
     r"(?:sudo\s+)?(?:/\S+/)?(ibstat|ibstatus|ibv_devinfo|ibv_devices|show_gids|ibdev2netdev|ethtool|mlnx_qos|"
     r"lspci|setpci|nvidia-smi|dmesg|journalctl|cat\s+/proc/cmdline|rdma|ip\s+(?:-\w+\s+)?(?:link|addr)|perfquery|"
@@ -198,7 +198,7 @@ class Scanner:
             keys = set(found)
             if bulk.all_nccl(buf, start, end, n, found, keys):
                 self._close()
-                self.bulk.read(report.name, buf, start, end, report.lines, n, n, keys)
+                self.bulk.read(report.name, buf, start, end, report.lines, n, n, found)
                 report.mark("nccl_log", report.lines + 1, report.lines + n, n)
                 report.lines += n
                 return
@@ -208,7 +208,7 @@ class Scanner:
             for i in bulk.line_index(buf, start, prose):  # prose that names NCCL: read line by line
                 has[i] = False
             if has.count(False) * 10 <= n:  # a large log with a few other lines: NCCL in bulk, the rest one by one
-                self._mixed(buf, start, end, lines, _indices(has, False), n, keys, bool(prose))
+                self._mixed(buf, start, end, lines, _indices(has, False), n, found, bool(prose))
                 return
         base = report.lines
         for i, raw in enumerate((lines if lines is not None else buf[start:end].split(b"\n"))[:-1]):
@@ -217,7 +217,7 @@ class Scanner:
         report.lines = base + n
 
     def _mixed(self, buf: bytearray, start: int, end: int, lines: list, others: list[int], n: int,
-               keys: set[bytes], prose: bool) -> None:
+               found: list[bytes], prose: bool) -> None:
         """The NCCL lines in bulk, the others one by one. Prose that names NCCL may say what an NCCL line
         says too (the version), and the first one read wins: then each run of NCCL lines is read in
         bulk in its place, in line order, as the line path reads them."""
@@ -225,7 +225,7 @@ class Scanner:
         base = report.lines
         self._close()
         if not prose:
-            self.bulk.read(report.name, buf, start, end, base, n - len(others), n, keys)
+            self.bulk.read(report.name, buf, start, end, base, n - len(others), n, found)
         else:  # where each line starts: C-speed sums of the line lengths
             at = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=start))
         prev = -1

@@ -21,7 +21,7 @@ from allreduce_doctor.yamlsrc import parse_yaml, plain, read_source
 
 ROW_KEYS = {"kind", "match", "says", "blocking", "source", "examples"}
 SOURCE_KEYS = {"repo", "path", "versions"}
-CANDIDATE_KEYS = {"cause", "next_step", "basis", "symptoms"}
+CANDIDATE_KEYS = {"cause", "next_step", "basis", "symptoms", "between_hosts"}
 SYMPTOMS = ("hang", "slow", "crash", "error")
 NEEDLES = "required_words"  # the cached file's key for its rows' required words (not a key of the YAML file)
 
@@ -74,6 +74,7 @@ class Candidate:
     next_step: str
     basis: str
     symptoms: tuple[str, ...] = ()
+    between_hosts: bool = False  # this kind points at the cause only when the ranks span hosts
 
 
 def load_table(name: str):
@@ -161,12 +162,13 @@ def candidates() -> dict[str, tuple[Candidate, ...]]:
         entries = []
         for row in rows or []:
             if not isinstance(row, dict) or not {"cause", "basis"} <= set(row) <= CANDIDATE_KEYS:
-                raise row_error(path, row, f"'{kind}': a candidate has cause, basis (and next_step, symptoms)")
+                raise row_error(path, row, f"'{kind}': a candidate has cause, basis (and next_step, symptoms, between_hosts)")
             symptoms = tuple(row.get("symptoms") or ())
             if set(symptoms) - set(SYMPTOMS):
                 raise row_error(path, row, f"'{kind}': symptoms are among {', '.join(SYMPTOMS)}")
             step = next_step(row, path, f"'{kind}'")
-            entries.append(Candidate(str(row["cause"]), step, str(row["basis"]), symptoms))
+            entries.append(Candidate(str(row["cause"]), step, str(row["basis"]), symptoms,
+                                     row.get("between_hosts") is True))
         out[kind] = tuple(entries)
     if parsed:
         remember_table(path, data)

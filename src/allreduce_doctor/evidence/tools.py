@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
+
+from allreduce_doctor.parsers.nccl_env import HOST_PROMPT
 
 MAX_BLOCK_LINES = 20000
 
@@ -44,14 +47,20 @@ _DMESG = (r"^\s*(?:\d+,\d+,\d+,[^;]*;|\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+
           r"|\w{3}\s+\d{1,2} \d\d:\d\d:\d\d [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:"
           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* [^\s:\[][^\s:]* [\w./-]+(?:\[\d+\])?:)")
 
-# A shell prompt that names its host: `root@gpu01:~# `, `[user@gpu01 ~]$ `, `user@host:~/dir$ `.
-PROMPT_HOST = r"\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*"
+PROMPT_HOST = HOST_PROMPT  # a shell prompt that names its host (parsers/nccl_env.py)
 PROMPT = r"(?:\[?[\w.-]+@[\w.-]+(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*|[$#>]\s*)?"
 PROMPT_HOST_RE = re.compile(rf"^[\s>`]*{PROMPT_HOST}\S")
 _MAD_FIELD = r"^\s*[A-Za-z][A-Za-z0-9_]*:\.+|^\s*#\s*(?:Port|Node|Switch) (?:extended )?(?:info|counters):"
 _RDMA_STAT = r"^\s*link\s+[\w.-]+/\d+(?:\s+[a-z][a-z0-9_]*\s+\d+)+\s*$"
 _MODULES = r"nvidia\w*|nv_peer_mem|gdrdrv|mlx[45]_\w+|ib_\w+|rdma_\w+|efa|irdma|bnxt_re|amdgpu"
 _LSMOD_ROW = r"^\s*[\w-]+\s+\d+\s+(?:\d+|-)(?:\s+\S+)?\s*$"
+
+_K8S_KINDS = (r"Pod|PodTemplate|Deployment|StatefulSet|DaemonSet|ReplicaSet|Job|CronJob|PyTorchJob|MPIJob|TFJob|JobSet"
+              r"|LeaderWorkerSet|RayCluster|RayJob|VolcanoJob")
+_K8S_START = (rf"^\s*(?:apiVersion:\s*[\w./-]+|kind:\s*(?:{_K8S_KINDS})|host(?:Network|IPC):\s*(?:true|false)"
+              r"|(?:securityContext|resources|emptyDir):|(?:rdma|vpc\.amazonaws\.com)/[\w.-]+:\s*[\"']?\d)\s*$")
+_K8S_MORE = (r"^(?!.*NCCL_)(?:\s+(?:-\s+)?[\"']?[\w./-]+[\"']?\s*:(?:\s.*)?|\s*-\s+\S.*"
+             r"|(?:apiVersion|kind|metadata|spec|status|template):.*)\s*$")
 
 TOOLS: tuple[Tool, ...] = (
     _t("ibstat", "ibstat", r"^\s*CA\s+'[^']+'\s*$", rf"^\s*(?:(?:{_IBSTAT_KEYS})\s*:|CA\s+'[^']+'\s*$|ib(?:panic|warn)\s*:)"),
@@ -114,6 +123,10 @@ TOOLS: tuple[Tool, ...] = (
     _t("lsmod", "lsmod", rf"^\s*Module\s+Size\s+Used by\s*$|^(?:{_MODULES})\s+\d+\s+(?:\d+|-)\b", _LSMOD_ROW),
     # NCCL_TOPO_DUMP_FILE (NVIDIA/nccl src/graph/xml.cc: one tag a line).
     _t("nccl_topo_xml", "nccl_topo_xml", r"^\s*<system\s+version=", r"^\s*</?(?:system|cpu|pci|gpu|nic|net|nvlink|c2c)\b"),
+    # A Kubernetes pod spec or a fragment of one (Pod API: apiVersion/kind, hostNetwork, securityContext,
+    # resources with rdma/* or EFA resources, an emptyDir at /dev/shm): read by parsers/containers.py. A line
+    # that names an NCCL variable ends the block, so the environment reader takes it (`- name: NCCL_X`).
+    _t("k8s_pod", "k8s_pod_spec", _K8S_START, _K8S_MORE),
     # AWS Neuron nccom-test (aws-neuronx-tools; its README in aws-samples/awsome-distributed-training
     # micro-benchmarks/nccom-tests): a `size(B) count(elems) type time...(us) algbw(GB/s) busbw(GB/s)` table with
     # no `#`, closed by `Avg bus bandwidth: 0.2346GB/s` with a unit. nccl-tests prints `# Avg bus bandwidth    : %g`
@@ -161,4 +174,4 @@ _STARTS = re.compile("|".join(f"(?P<{t.name}>{t.start.pattern})" for t in TOOLS)
 def starts(text: str) -> Tool | None:
     """The tool whose output this line starts (one combined scan; the first listed wins)."""
     m = _STARTS.match(text)
-    return BY_NAME[m.lastgroup] if m else None
+    return BY_NAME[cast(str, m.lastgroup)] if m else None  # every alternative is a named group

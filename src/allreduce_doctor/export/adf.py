@@ -9,6 +9,7 @@ markup escaping here (ADF text is data), only control characters shown escaped.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from allreduce_doctor.sanitize import one_line, terminal
 
@@ -21,7 +22,7 @@ MARKS = {"strong": [{"type": "strong"}], "code": [{"type": "code"}]}
 
 
 def _text(kind: str, text: str) -> dict:
-    node = {"type": "text", "text": one_line(text)}  # data, never markup; but one line, no raw ESC
+    node: dict[str, Any] = {"type": "text", "text": one_line(text)}  # data, never markup; but one line, no raw ESC
     if kind in MARKS:
         node["marks"] = MARKS[kind]
     return node

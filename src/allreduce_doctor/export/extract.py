@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 UNKNOWN = "unknown"
 MAX_DEPTH = 8
@@ -24,6 +26,7 @@ VERSION_LABELS = {"kernel": "kernel", "gpu_driver": "GPU driver", "nccl": "NCCL"
                   "nic_firmware": "NIC firmware"}
 # node.busbw (derived: NICs x line rate, and the measured value answered or read from nccl-tests)
 MEASURED_BUSBW = ("measured_gbs", "peak_busbw", "busbw_peak", "avg_busbw", "busbw_avg", "busbw")
+JUDGED = ("at_limit", "below", "above_hardware")  # the ceiling's verdicts that hold a figure (ceiling.verdict_of)
 EXPECTED_BUSBW = ("line_gbs", "expected_gbs", "expected_busbw", "busbw_expected")
 SLURM_JOB_KEYS = ("slurm_job", "SLURM_JOB_ID", "SLURM_JOBID")
 
@@ -34,7 +37,7 @@ def _dicts(value, depth: int = 0):
         return
     if isinstance(value, dict):
         yield value
-        children = value.values()
+        children: Iterable[Any] = value.values()
     elif isinstance(value, list):
         children = value
     else:
@@ -81,7 +84,7 @@ def _nccl_log_versions(d: dict) -> list[str]:
 def versions(d: dict) -> list[tuple[str, str]]:
     """(label, value) for kernel, GPU driver, NCCL, rdma-core and NIC firmware; unknown when absent."""
     ctx = d.get("context") or {}
-    given = ctx.get("versions") if isinstance(ctx.get("versions"), dict) else {}
+    given = ctx["versions"] if isinstance(ctx.get("versions"), dict) else {}
     out = []
     for name, keys in VERSION_KEYS.items():
         value = _scalar(given.get(name)) or next((v for v in map(lambda k: _scalar(ctx.get(k)), keys) if v), None)
@@ -120,11 +123,16 @@ def _number(value) -> float | None:
 
 def bandwidth(d: dict) -> dict | None:
     """{"measured": GB/s, "expected": GB/s or None, and "note" where the Diagnosis says why the NICs' rate is
-    no yardstick} when the evidence measured bus bandwidth."""
-    own = d.get("bandwidth") if isinstance(d.get("bandwidth"), dict) else {}
+    no yardstick} when the evidence measured bus bandwidth. A run across nodes judged against the ceiling model
+    (busbw.across_nodes) expects the ceiling, not NICs x line rate, with its verdict as "hardware" and its words as
+    "hardware_note"; an unknown ceiling keeps NICs x line rate and the words say what decides it."""
+    own = d["bandwidth"] if isinstance(d.get("bandwidth"), dict) else {}
     if _number(own.get("measured_gbs")):  # the Diagnosis's own comparison (busbw.summary) comes first
         out = {"measured": _number(own["measured_gbs"]), "expected": _number(own.get("expected_gbs")), "unit": "GB/s"}
-        return out | ({"note": own["note"]} if isinstance(own.get("note"), str) else {})
+        ceiling = _number((own.get("ceiling") or {}).get("ceiling_gbs")) if isinstance(own.get("ceiling"), dict) else None
+        if ceiling and own.get("hardware") in JUDGED and isinstance(own.get("hardware_note"), str):
+            out |= {"expected": ceiling, "hardware": own["hardware"]}  # the ceiling: NICs capped by PCIe, the node
+        return out | {k: own[k] for k in ("note", "hardware_note") if isinstance(own.get(k), str)}
     measured = expected = ratio = None
     for place in _places(d):
         for record in _dicts(place):
@@ -149,3 +157,18 @@ def slurm_job(d: dict) -> str | None:
                 if value:
                     return value
     return None
+
+
+def cause_hosts(d: dict, cause: str) -> list[str]:
+    """The hosts the cause belongs to, never one whose own fault is another cause: the root cause's
+    `hosts` (a paste of several hosts: each host that found it on its own, by the prompt its outputs were
+    pasted under), else the hosts of the finding that names it (fleet), else the fleet nodes whose own
+    diagnosis found it. [] when the diagnosis names none (one node)."""
+    rc = d.get("root_cause") or {}
+    if rc.get("id") == cause and rc.get("hosts"):
+        return [str(h) for h in rc["hosts"]]
+    for f in d.get("findings") or []:
+        if f.get("cause") == cause and f.get("hosts"):
+            return [str(h) for h in f["hosts"]]
+    per_node = (d.get("fleet") or {}).get("per_node") or {}
+    return [str(n) for n, r in per_node.items() if isinstance(r, dict) and r.get("root_cause") == cause]

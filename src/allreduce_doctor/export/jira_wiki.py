@@ -10,6 +10,7 @@ every `{` that could start one sits inside a JSON string and is written as \\u00
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from allreduce_doctor.sanitize import one_line, terminal
 
@@ -54,7 +55,7 @@ def _guard(line: str) -> str:
 
 def _span(kind: str, text: str) -> str:
     text = one_line(text)
-    lead, core, trail = re.match(r"^(\s*)(.*?)(\s*)$", text, re.S).groups()
+    lead, core, trail = cast(re.Match[str], re.match(r"^(\s*)(.*?)(\s*)$", text, re.S)).groups()  # matches any text
     if not core:
         return text
     core = escape(core)

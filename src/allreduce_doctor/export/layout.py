@@ -67,7 +67,7 @@ def _head(ticket: Ticket) -> list:
     if ticket.bandwidth:
         bw = ticket.bandwidth
         expected = f"{bw['expected']:g} GB/s" if bw.get("expected") else "unknown"
-        note = f"; {bw['note']}" if bw.get("note") else ""
+        note = "".join(f"; {bw[k]}" for k in ("note", "hardware_note") if bw.get(k))
         rows.append(("Bus bandwidth", [T(f"measured {bw['measured']:g} GB/s, expected {expected}{note}")]))
     rows.append(("Fingerprint", [C(ticket.fingerprint)]))
     return [("panel", kind, inner), ("table", ["field", "value"], [[[T(k)], v] for k, v in rows])]
@@ -89,7 +89,7 @@ PASSED = ("ok", STEP_PASS)  # the marks of a check that passed (older Diagnoses 
 
 def _diagnosis(ticket: Ticket, lean: bool = False, bare: bool = False) -> list:
     rc = ticket.root_cause
-    out = [("heading", 2, [T("Symptom")]), ("bullets", [[T(s)] for s in ticket.symptom])]
+    out: list[tuple] = [("heading", 2, [T("Symptom")]), ("bullets", [[T(s)] for s in ticket.symptom])]
     out += [("heading", 2, [T("Root cause")]), ("para", [C(rc["id"]), T(f": {rc['title']}")])]
     if rc["summary"]:
         out.append(("para", [T(rc["summary"])]))
@@ -130,7 +130,7 @@ def _evidence(ticket: Ticket, row_cap: int) -> list:
              [T(short(r["source"], CELL) if r["source"] else "-")],
              [T(read_status(r["status"]) + (f": {r['reason']}" if r["reason"] else ""))]]
             for r in shown]
-    out = [("heading", 2, [T("Evidence")]),
+    out: list[tuple] = [("heading", 2, [T("Evidence")]),
            ("table", ["check", "fact", "observed", "expected", "source", "read"], rows)]
     if len(shown) < len(ticket.evidence):
         out.append(("para", [T(f"{len(ticket.evidence) - len(shown)} more evidence rows (of checks that passed) "
@@ -190,7 +190,7 @@ def _records(ticket: Ticket) -> list:
 def _raw(ticket: Ticket, kept: list[RawBlock], dropped: list[RawBlock], limit: int) -> list:
     if not ticket.raw:
         return []
-    out = [("heading", 2, [T("Raw evidence")])]
+    out: list[tuple] = [("heading", 2, [T("Raw evidence")])]
     for block in kept:
         out.append(("raw", f"{block.fact} (used by {', '.join(block.nodes) or '-'}, {len(block.text):,} characters)", block.text))
     if dropped:

@@ -29,7 +29,7 @@ TEXT_FIELDS = {
 }
 RECORD_LISTS = ("path", "evidence", "findings", "remediation", "inconclusive", "unanswered")
 # Lists inside a record that the renderers iterate: each record's list and what its items are.
-NESTED_LISTS = {"path": {"facts": dict}, "findings": {"supporting": str, "contradicting": str}}
+NESTED_LISTS: dict[str, dict[str, type]] = {"path": {"facts": dict}, "findings": {"supporting": str, "contradicting": str}}
 TEXT_LISTS = ("verification", "runbooks")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import cast
 
 from allreduce_doctor.sanitize import one_line, terminal
 
@@ -49,7 +50,7 @@ def _span(kind: str, text: str, in_table: bool) -> str:
         fence = _fence(text)
         pad = " " if body.startswith("`") or body.endswith("`") else ""
         return f"{fence}{pad}{body}{pad}{fence}"
-    lead, core, trail = re.match(r"^(\s*)(.*?)(\s*)$", text, re.S).groups()
+    lead, core, trail = cast(re.Match[str], re.match(r"^(\s*)(.*?)(\s*)$", text, re.S)).groups()  # matches any text
     core = escape(core)
     if kind == "strong" and core:
         core = f"**{core}**"

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
-from allreduce_doctor.oneline import observed_text, short, step_badge
+from allreduce_doctor.oneline import deciding_finding, observed_text, short, step_badge, unreferenced
 from allreduce_doctor.redact import RULES, redact_diagnosis
 from allreduce_doctor.status import HEALTHY, NOT_APPLICABLE, STEP_BADGE, STEP_FAIL, STEP_NA, VERDICT_HEADLINE, verdict_headline
 
@@ -141,7 +141,8 @@ def _bandwidth_phrase(bw: dict | None) -> str:
 
 def _title(verdict: str, cause: str, cause_title: str, where: str, bw: dict | None, missing: list[str]) -> str:
     if verdict == "inconclusive":
-        text = f"inconclusive on {where}: evidence missing" + (f" ({', '.join(missing[:3])})" if missing else "")
+        suspect = f"{cause} suspected, " if cause != "inconclusive" else ""
+        text = f"inconclusive on {where}: {suspect}evidence missing" + (f" ({', '.join(missing[:3])})" if missing else "")
     else:
         text = f"{cause} on {where}: {cause_title}"
     phrase = _bandwidth_phrase(bw)
@@ -155,7 +156,7 @@ def _title(verdict: str, cause: str, cause_title: str, where: str, bw: dict | No
 def _confidence(d: dict, deciding: list[str]) -> tuple[str, str]:
     rc = d.get("root_cause") or {}
     if rc.get("confidence"):
-        ranked = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
+        ranked: dict = next((f for f in d.get("findings") or [] if f.get("cause") == rc.get("id") and f.get("confidence")), {})
         why = rc.get("confidence_reason") or "; ".join(ranked.get("supporting") or []) or "ranked from the pasted evidence"
         return one_line(rc["confidence"], 40), one_line(why)
     if d.get("verdict") == NOT_APPLICABLE:  # nothing was judged: no check passed, none failed
@@ -205,11 +206,13 @@ def _raw_blocks(d: dict, deciding: list[str]) -> list[RawBlock]:
 def _symptom(d: dict, deciding: list[str], bw: dict | None) -> list[str]:
     out = [one_line(d["context"]["symptom"])] if isinstance(d["context"].get("symptom"), str) else []
     phrase = _bandwidth_phrase(bw)
-    if phrase:
+    if phrase and bw:  # a phrase only for a measured bandwidth
         ratio = f" ({bw['measured'] / bw['expected']:.0%} of expected)" if bw.get("expected") else ""
         out.append(f"Measured all-reduce {phrase}{ratio}.")
     if bw and bw.get("note"):  # why the NICs' rate is no yardstick for it (busbw.summary)
         out.append(one_line(f"Bus bandwidth: {bw['note']}."))
+    if bw and bw.get("hardware_note"):  # against what the hardware at hand carries (busbw.across_nodes)
+        out.append(one_line(f"Against the hardware's ceiling: {bw['hardware_note']}."))
     steps = {s.get("node"): s for s in d.get("path") or []}
     if d["verdict"] == "fault":
         for node in deciding:
@@ -272,6 +275,9 @@ def build_ticket(diagnosis: dict) -> Ticket:
         severity, owner = "none", "-"
     elif verdict == NOT_APPLICABLE:  # no GPUs, no RDMA: not a healthy verdict, and not missing evidence
         cause, cause_title, severity, owner = NOT_APPLICABLE, VERDICT_HEADLINE[NOT_APPLICABLE], "none", "-"
+    elif rc.get("id"):  # a paste's first candidate, not decided: the headline every report prints
+        cause, cause_title = str(rc["id"]), one_line(rc.get("title") or rc["id"])
+        severity, owner = one_line(rc.get("severity") or "unknown"), one_line(rc.get("owner") or "unknown")
     else:
         cause, cause_title, severity, owner = "inconclusive", "evidence missing", "unknown", "-"
     deciding = [str(f.get("node")) for f in findings if f.get("cause") == cause and f.get("node")] if verdict == "fault" else []
@@ -281,12 +287,17 @@ def build_ticket(diagnosis: dict) -> Ticket:
     checked = fleet["nodes_checked"] if fleet else 1
     nodes = [one_line(h) for h in ctx.get("hosts") or []] or [host]  # a paste's hosts, else the node read
     affected = fleet["nodes_affected"] if fleet and fleet["nodes_affected"] else (nodes if verdict == "fault" else [])
+    # the title names the hosts of its own cause, not every host with a fault (a paste's hosts, a fleet's nodes)
+    named = [one_line(h) for h in extract.cause_hosts(d, cause)] if verdict == "fault" and fleet else []
+    named = named or affected
     bw = extract.bandwidth(d)
-    print_id = fingerprint(cause, fabric, affected or nodes)
+    print_id = fingerprint(cause, fabric, named or nodes)
     confidence, why = _confidence(d, deciding)
     missing = [str(i.get("node")) for i in d.get("inconclusive") or []]
+    # the Symptom shows a fault's deciding value; with none shown, no text points at one
+    said = (lambda text: text) if verdict == "fault" and deciding_finding(d) else unreferenced
     return Ticket(
-        title=_title(verdict, cause, cause_title, _where(affected, checked, host), bw, missing),
+        title=_title(verdict, cause, cause_title, _where(named, checked, host), bw, missing),
         fingerprint=print_id,
         labels=[LABEL, cause, print_id],
         verdict=verdict, headline=verdict_headline(verdict, ctx.get("source")), cause=cause, cause_title=cause_title,
@@ -295,7 +306,7 @@ def build_ticket(diagnosis: dict) -> Ticket:
         scope={"host": host, "slurm_job": extract.slurm_job(d), "nodes_checked": checked, "nodes_affected": affected},
         symptom=_symptom(d, deciding, bw),
         root_cause={"id": cause, "title": cause_title,
-                    "summary": one_line(rc.get("summary") if verdict == "fault" else
+                    "summary": one_line(said(rc.get("summary") or "") if verdict == "fault" else
                                         healthy.get("summary", "") if verdict in (HEALTHY, NOT_APPLICABLE) else ""),
                     "confidence": confidence, "confidence_reason": why},
         path=[{"node": str(s.get("node")), "title": one_line(s.get("title") or s.get("node")), "kind": s.get("kind", "check"),
@@ -307,15 +318,16 @@ def build_ticket(diagnosis: dict) -> Ticket:
         raw=_raw_blocks(d, deciding),
         secondary=[{"cause": one_line(f.get("cause")), "title": one_line(f.get("title")), "severity": one_line(f.get("severity")),
                     "owner": one_line(f.get("owner")), "node": one_line(f.get("node"))}
-                   for f in findings if f.get("cause") != cause or verdict != "fault"],
+                   for f in findings if f.get("cause") != cause or verdict not in ("fault", "inconclusive")],
         fleet=fleet,
         candidates=[{"cause": one_line(f.get("cause")), "confidence": one_line(f.get("confidence")),
                      "supporting": [one_line(x) for x in f.get("supporting") or []][:4],
                      "contradicting": [one_line(x) for x in f.get("contradicting") or []][:4],
                      "next_step": one_line(f.get("next_step") or "")}
                     for f in findings if f.get("confidence")],
-        remediation=[{"step": one_line(r.get("step")), "owner": one_line(r.get("owner") or "-")} for r in d.get("remediation") or []],
-        verification=[one_line(v) for v in d.get("verification") or []],
+        remediation=[{"step": one_line(said(r.get("step"))), "owner": one_line(r.get("owner") or "-")}
+                     for r in d.get("remediation") or []],
+        verification=[one_line(said(v)) for v in d.get("verification") or []],
         next_steps=[one_line(s) for s in healthy.get("next_steps") or [] if isinstance(s, str)],
         inconclusive=[{"node": one_line(i.get("node")), "reason": one_line(i.get("reason"))} for i in d.get("inconclusive") or []],
         unanswered=[{"node": one_line(i.get("node")), "reason": one_line(i.get("reason"))} for i in d.get("unanswered") or []],

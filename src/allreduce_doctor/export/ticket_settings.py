@@ -159,7 +159,7 @@ def resolve(args, fmt: str | None, env=os.environ) -> PostSettings:
     for label in labels:
         if not label or any(ch.isspace() for ch in label):
             raise SettingsError(f"--label {label!r}: Jira labels cannot be empty or contain spaces")
-    auth = pick(args.jira_auth, "auth") or ("cloud" if urlsplit(base_url).hostname.endswith(".atlassian.net") else "datacenter")
+    auth = pick(args.jira_auth, "auth") or ("cloud" if (urlsplit(base_url).hostname or "").endswith(".atlassian.net") else "datacenter")
     if auth not in ("cloud", "datacenter"):
         raise SettingsError(f"auth {auth!r} {where}: expected cloud or datacenter")
     api_version = 3 if fmt == "jira-adf" else 2

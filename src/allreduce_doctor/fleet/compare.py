@@ -19,7 +19,8 @@ UNSET = "(unset)"
 Z_LIMIT = 3.5  # modified z-score (Iglewicz and Hoaglin): 0.6745 * |x - median| / MAD
 REL_FLOOR = 0.10  # and at least 10% away from the median
 ABS_FLOOR = {"link_rate_gbps": 1.0, "pause_rate": 1000.0, "pause_tx_rate": 1000.0, "loss_rate": 0.5,
-             "cnp_rate": 1000.0, "phy_error_rate": 0.5, "xmit_wait_rate": 100000.0, "ib_error_rate": 0.5}
+             "cnp_rate": 1000.0, "phy_error_rate": 0.5, "xmit_wait_rate": 100000.0, "ib_error_rate": 0.5,
+             "busbw_gbs": 1.0}
 MIN_OUTLIER_NODES = 3  # a median of two is no reference
 
 
@@ -144,8 +145,11 @@ def _outliers(records: dict[str, dict]) -> list[dict]:
                 continue
             if mad and 0.6745 * abs(deviation) / mad <= Z_LIMIT:
                 continue
+            ceiling = records[node].get("ceiling") or {} if metric == "busbw_gbs" else {}
+            if ceiling.get("hardware") == "at_limit":  # all its own hardware carries: other hardware, no straggler
+                continue
             found.append({"metric": metric, "title": title, "node": node, "value": value, "median": median,
-                          "mad": mad, "direction": bad})
+                          "mad": mad, "direction": bad} | ({"ceiling": ceiling} if ceiling else {}))
     return found
 
 
@@ -164,7 +168,7 @@ def patterns(records: dict[str, dict]) -> list[dict]:
 
     pausing = [n for n, c in roce.items() if said(c, "pause_tx") or said(c, "pause_rx")]
     lossy = {n: c["loss"].get("ports") or [] for n, c in roce.items() if said(c, "loss")}
-    found = []
+    found: list[dict[str, Any]] = []
     if len(roce) >= 2 and len(pausing) * 2 > len(roce) and not lossy:
         def sent(n: str) -> float:  # the share of the window this node spent sending pause
             return ((roce[n].get("pause_tx") or {}).get("worst") or {}).get("pause_tx_fraction") or 0.0

@@ -58,6 +58,17 @@ def _bring(s: dict) -> str:
     return f"Bring {listed(s['odd'])} to the fleet's {s['title']}: {s['majority']}."
 
 
+def _ceiling_words(ceiling: dict | None) -> str:
+    """', below its ceiling of about N GB/s (NVLink (NVLS))' for a busbw outlier (job.ceiling), '' else."""
+    if not ceiling:
+        return ""
+    if ceiling.get("hardware") == "below" and ceiling.get("ceiling_gbs"):
+        return f", below its ceiling of about {ceiling['ceiling_gbs']:g} GB/s ({ceiling.get('limit')})"
+    if ceiling.get("hardware") == "above_hardware":
+        return ", above what its hardware can carry: a measurement that cannot be"
+    return "; its ceiling is not known"
+
+
 # Where a node's own diagnosis (its evidence) is read: a bundle's, or a pasted host's (fleet/pasted.py).
 DRILL = {False: "Each node's diagnosis has the evidence (allreduce-doctor diagnose --snapshot NODE.tar.gz).",
          True: "Each host's own diagnosis has the evidence (diagnose --evidence: after the fleet report; JSON: hosts)."}
@@ -167,7 +178,8 @@ class _Builder:
             return
         by_node: dict[str, list[str]] = {}
         for o in found:
-            by_node.setdefault(o["node"], []).append(f"{METRICS[o['metric']][0]} {o['value']:g} (fleet median {o['median']:g})")
+            by_node.setdefault(o["node"], []).append(f"{METRICS[o['metric']][0]} {o['value']:g} (fleet median "
+                                                     f"{o['median']:g}{_ceiling_words(o.get('ceiling'))})")
         means = "; ".join(f"{n}: {', '.join(v)}" for n, v in list(by_node.items())[:MAX_LISTED])
         self.step("fleet.outliers", title, "yes", means, by_node)
         for metric in dict.fromkeys(o["metric"] for o in found):
@@ -256,9 +268,9 @@ class _Builder:
             "per_node": {n: {"verdict": r["verdict"], "root_cause": (r.get("root_cause") or {}).get("id"), "host": r.get("host")}
                          for n, r in self.ok.items()},
         }
-        if self.pasted:  # each finding names its hosts (a fleet's nodes are in its `fleet` key)
-            for finding in data["findings"]:
-                finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+        for finding in data["findings"]:  # each finding names its hosts: a ticket's title names the cause's own
+            finding["hosts"] = self.nodes_of.get(finding["cause"], [])
+        if self.pasted:
             data["fleet"]["pasted"] = True  # nothing was collected: no node can have failed to give its bundle
         return data
 

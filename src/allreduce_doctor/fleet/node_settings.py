@@ -5,6 +5,8 @@ A node record holds
   ports     per-port values: {key: {port or netdev: value}}
   env       the job's NCCL_* variables: {name: value} (absent when no job was found)
   numbers   node-wide figures for outliers: {metric: float}
+  ceiling   the node's measured busbw against what its hardware carries (job.ceiling: hardware, ceiling_gbs,
+            limit), so a node below its peers is named a straggler only when it is below its own ceiling too
   checks    (added by fleet/analyze.node_result) the runbooks' own loss and pause checks on this
             node's counters, which the fleet patterns read (runbook/load_checks.py)
 
@@ -50,6 +52,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "phy_error_rate": ("Ethernet PHY errors per second", "high"),
     "xmit_wait_rate": ("InfiniBand port_xmit_wait ticks per second (busiest port)", "high"),
     "ib_error_rate": ("InfiniBand error counters per second", "high"),
+    "busbw_gbs": ("measured all-reduce busbw (GB/s)", "low"),
 }
 IB_ERRORS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors", "local_link_integrity_errors",
              "port_xmit_discards", "excessive_buffer_overrun_errors", "port_rcv_remote_physical_errors")
@@ -113,7 +116,7 @@ def _gid_indexes(obs: Observations, roce_ports: set[str]) -> dict[str, Any]:
 
 def _rate(row: dict, *names: str) -> float | None:
     interval = row.get("interval")
-    values = [row.get(n) for n in names]
+    values: list[Any] = [row.get(n) for n in names]
     if not isinstance(interval, (int, float)) or interval <= 0 or any(not isinstance(v, (int, float)) for v in values):
         return None
     return sum(values) / interval
@@ -121,7 +124,7 @@ def _rate(row: dict, *names: str) -> float | None:
 
 def _numbers(obs: Observations, ports: list[dict]) -> dict[str, float]:
     numbers: dict[str, float] = {}
-    rates = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
+    rates: list[Any] = [p.get("rate_gbps") for p in ports if isinstance(p.get("rate_gbps"), (int, float))]
     if rates:
         numbers["link_rate_gbps"] = float(min(rates))
     roce = obs.rows("roce.counters")
@@ -171,7 +174,11 @@ def node_record(obs: Observations, kernel: str | None) -> dict:
     }
     env = _value(obs, "nccl.env") or {}
     numbers = _numbers(obs, ports)
+    ceiling = _value(obs, "job.ceiling") or {}
+    if isinstance(ceiling.get("measured_gbs"), (int, float)) and ceiling.get("scope"):  # a judged table of its own
+        numbers["busbw_gbs"] = float(ceiling["measured_gbs"])
     return {
+        "ceiling": {k: ceiling.get(k) for k in ("hardware", "ceiling_gbs", "limit")} if "busbw_gbs" in numbers else None,
         "settings": {k: v for k, v in settings.items() if v is not None},
         "ports": {k: v for k, v in port_values.items() if v},
         "env": {k: v for k, v in (env.get("vars") or {}).items() if k.startswith("NCCL_")} if env.get("job_found") else None,

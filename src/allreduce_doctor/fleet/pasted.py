@@ -64,7 +64,7 @@ def diagnose_hosts(session, fmt: str | None = None) -> dict:
                                          "runbook_hash": session.doctor.runbook_hash}, pasted=True)
     rc = data.get("root_cause")
     having = [h for h, r in results.items() if rc and (r.get("root_cause") or {}).get("id") == rc["id"]]
-    if having:
+    if rc and having:  # having holds hosts only under a root cause
         data["root_cause"] = {**rc, "host": having[0], "hosts": having}
     data["hosts"] = list(own.values())
     for line in (session.options.evidence_report or {}).get("host_conflicts") or []:

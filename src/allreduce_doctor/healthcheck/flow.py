@@ -35,7 +35,7 @@ def _validate(args) -> None:
         slurm_drain.check_node_name(args.node)
 
 
-def exit_code(verdict: str, strict: bool) -> int:
+def exit_code(verdict: str | None, strict: bool) -> int:
     """diagnose's codes: 0 healthy, 1 fault, 3 inconclusive, 4 nothing to diagnose (no GPUs, no RDMA: not
     healthy, so a container that lost its HCAs does not pass); --strict makes 3 and 4 a fault."""
     if verdict == "fault" or (strict and verdict in (INCONCLUSIVE, NOT_APPLICABLE)):

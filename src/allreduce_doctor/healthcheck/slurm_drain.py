@@ -3,8 +3,13 @@
 The rules are NHC's (mej/nhc helpers/node-mark-offline and helpers/node-mark-online):
 - drain: a node already drained, failing or in maintenance for a reason that is not ours
   keeps its reason (never overwritten); a DOWN node is left alone;
-- resume: only a node whose reason starts with our leader, "allreduce-doctor:"; a node
-  drained by someone else, or with no reason at all, stays drained.
+- resume: only a node whose reason's first word is our leader, "ard:" (or "allreduce-doctor:",
+  the leader before 0.2); a node drained by someone else, or with no reason at all, stays drained.
+  The whole first word is compared: "allreduce-doctor:x" or "ard:s" is someone else's.
+
+The reason is "ard: CAUSE": short, because `sinfo -R` shows "the first 20 characters of the
+reason field" (Slurm doc/man/man1/sinfo.1, --list-reasons, format "%20E"); "ard: " leaves 15
+of them to the cause, "allreduce-doctor: " left 2.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import re
 from dataclasses import dataclass
 
 from allreduce_doctor.errors import DoctorError
-from allreduce_doctor.metrics.nhc import LEADER
 from allreduce_doctor.scontrol import ScontrolError, scontrol
 
 SCONTROL_TIMEOUT = 10.0
@@ -23,6 +27,8 @@ NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 STATE = re.compile(r"(?:^|\s)State=(\S+)")
 # `scontrol show node` prints "Reason=TEXT [USER@TIME]" as the rest of its line.
 REASON = re.compile(r"^\s*Reason=(.*?)(?:\s+\[[^\]]*\])?\s*$", re.M)
+DRAIN_LEADER = "ard:"
+OUR_LEADERS = (DRAIN_LEADER, "allreduce-doctor:")  # the second: reasons set before 0.2
 OFFLINE_FLAGS = ("DRAIN", "FAIL", "MAINT")  # DRAIN, DRAINED, DRAINING, FAIL, FAILING, MAINT
 
 
@@ -45,7 +51,8 @@ class NodeState:
 
     @property
     def ours(self) -> bool:
-        return self.reason.startswith(LEADER)
+        words = self.reason.split(maxsplit=1)
+        return bool(words) and words[0] in OUR_LEADERS
 
 
 def check_node_name(node: str) -> str:
@@ -69,8 +76,8 @@ def node_state(host, node: str, timeout: float = SCONTROL_TIMEOUT) -> NodeState:
 
 
 def drain(host, node: str, cause: str, timeout: float = SCONTROL_TIMEOUT) -> str:
-    """Drain `node` with reason "allreduce-doctor: CAUSE"; what was done, in words."""
-    reason = f"{LEADER} {cause}"
+    """Drain `node` with reason "ard: CAUSE"; what was done, in words."""
+    reason = f"{DRAIN_LEADER} {cause}"
     current = node_state(host, node, timeout)
     if current.down:
         return f"not draining {node}: it is {current.state} (left as it is)"

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+from typing import IO, cast
 
 from allreduce_doctor.hosts.base import (
     FILE_DENIED,
@@ -213,10 +214,11 @@ _subreaper: bool | None = None
 
 
 def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
-                extra_env: dict[str, str] | None = None, on_stdout=None, stop=None) -> CommandResult:
+                extra_env: dict[str, str] | None = None, on_stdout=None, stop=None, on_stop=None) -> CommandResult:
     """Run argv with at most `cap` bytes of output and `timeout` seconds; kill every leftover.
     `extra_env`: variables a launcher needs from the caller's environment (validate's srun/mpirun);
-    `on_stdout(bytes)` sees stdout as it arrives; a set `stop` (threading.Event) ends it like the timeout."""
+    `on_stdout(bytes)` sees stdout as it arrives; a set `stop` (threading.Event) ends it like the timeout;
+    `on_stop(pid, wait, said)` runs first at the timeout, the stop or Ctrl-C (hosts/stopping.py)."""
     start = time.monotonic()
     become_subreaper()
     tag = f"{os.getpid()}-{next(_tags)}"
@@ -235,18 +237,18 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
         return CommandResult(argv, None, error="not found", duration=time.monotonic() - start)
     except PermissionError:
         return CommandResult(argv, None, error="permission denied", duration=time.monotonic() - start)
-    except OSError as err:
-        return CommandResult(argv, None, error=str(err), duration=time.monotonic() - start)
+    except OSError as exc:
+        return CommandResult(argv, None, error=str(exc), duration=time.monotonic() - start)
     with _running_lock:
         _running.add(proc.pid)
     try:
-        out, err, over, timed_out = _read_bounded(proc, start + timeout, cap, tag, on_stdout, stop)
+        out, err, over, timed_out = _read_bounded(proc, start + timeout, cap, tag, on_stdout, stop, on_stop)
     finally:
         _sweep(proc, tag)
         with _running_lock:
             _running.discard(proc.pid)
-        proc.stdout.close()
-        proc.stderr.close()
+        for pipe in _pipes(proc):
+            pipe.close()
     with _decoding:  # one output at a time is held twice (its bytes and its text), never several
         stdout, out = out.decode("utf-8", errors="replace"), None
         stderr, err = err.decode("utf-8", errors="replace"), None
@@ -261,40 +263,75 @@ def run_bounded(argv: list[str], timeout: float, cap: int = MAX_OUTPUT_BYTES,
     )
 
 
-def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None):
+def _read_bounded(proc: subprocess.Popen, deadline: float, cap: int, tag: str, on_stdout=None, stop=None, on_stop=None):
     """Read both pipes as data arrives until EOF, the cap, the deadline or `stop`: (out, err, over,
     timed_out), out and err the buffers themselves (decoded once by the caller, never copied)."""
-    buffers = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
-    size = 0
-    swept = False
+    out_fd, err_fd = (pipe.fileno() for pipe in _pipes(proc))
+    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    size, swept = 0, False
     with selectors.DefaultSelector() as sel:
         for fd in buffers:
             sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0 or (stop is not None and stop.is_set()):
-                return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], False, True
-            events = sel.select(min(left, _POLL_SECONDS))
-            for key, _ in events:
-                data = os.read(key.fd, _READ_CHUNK)
-                if not data:
-                    sel.unregister(key.fd)
-                    continue
-                size += len(data)
-                buffers[key.fd] += data[: max(0, len(data) - (size - cap))] if size > cap else data
-                if on_stdout is not None and key.fd == proc.stdout.fileno():
-                    on_stdout(data)
-                if size > cap:
-                    return buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()], True, False
-            if not events and not swept and proc.poll() is not None:
-                _sweep(proc, tag)  # the command is done; a leftover holds the pipes open
-                swept = True
-    out, err = buffers[proc.stdout.fileno()], buffers[proc.stderr.fileno()]
+
+        def pump(until: float, stopping: bool) -> str:  # "eof", "exited" (stopping), "time", "over"
+            nonlocal size, swept
+            while sel.get_map():
+                left = until - time.monotonic()
+                if left <= 0 or (not stopping and stop is not None and stop.is_set()):
+                    return "time"
+                events = sel.select(min(left, _POLL_SECONDS))
+                for key, _ in events:
+                    data = os.read(key.fd, _READ_CHUNK)
+                    if not data:
+                        sel.unregister(key.fd)
+                        continue
+                    size += len(data)
+                    buffers[key.fd] += data[: max(0, len(data) - (size - cap))] if size > cap else data
+                    if on_stdout is not None and key.fd == out_fd:
+                        on_stdout(data)
+                    if size > cap:
+                        return "over"
+                if not events and proc.poll() is not None:
+                    if stopping:
+                        return "exited"
+                    if not swept:
+                        _sweep(proc, tag)  # the command is done; a leftover holds the pipes open
+                        swept = True
+            return "eof"
+
+        def wait(seconds: float) -> bool:
+            end = time.monotonic() + seconds
+            return pump(end, True) in ("exited", "eof") and _exited(proc, end)
+
+        def stopping() -> None:
+            if on_stop is not None and proc.poll() is None:
+                on_stop(proc.pid, wait, lambda: bytes(buffers[err_fd]))
+        try:
+            why = pump(deadline, False)
+        except KeyboardInterrupt:
+            stopping()  # a second Ctrl-C meanwhile goes straight on to the sweep
+            raise
+        if why != "eof":
+            if why == "time":
+                stopping()
+            return buffers[out_fd], buffers[err_fd], why == "over", why == "time"
+        exited = _exited(proc, deadline)  # the pipes closed: the command itself may still run
+        if not exited:
+            stopping()
+    return buffers[out_fd], buffers[err_fd], False, not exited
+
+
+def _pipes(proc: subprocess.Popen) -> tuple[IO[bytes], IO[bytes]]:
+    """The command's stdout and stderr: both are PIPE (run_bounded), never None."""
+    return cast(IO[bytes], proc.stdout), cast(IO[bytes], proc.stderr)
+
+
+def _exited(proc: subprocess.Popen, until: float) -> bool:
     try:
-        proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        proc.wait(timeout=max(until - time.monotonic(), 0))
+        return True
     except subprocess.TimeoutExpired:
-        return out, err, False, True
-    return out, err, False, False
+        return False
 
 
 def become_subreaper() -> bool:

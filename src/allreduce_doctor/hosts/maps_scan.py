@@ -26,7 +26,9 @@ def mapped_libs(pid: int, budget: OutputBudget) -> tuple[str, list[str], str, li
     libibverbs.so[.1] at init (src/misc/ibvsymbols.cc), which loads the provider (libmlx5,
     libbnxt_re, ...; rdma-core libibverbs/dynamic_driver.c). Scanned a chunk at a time, each drawn
     from the collection's output budget and given back once scanned (only the paths are kept)."""
-    nccl, rdma, net, cut, scanned, tail = "", [], [], "", 0, b""
+    rdma: list[str] = []
+    net: list[str] = []
+    nccl, cut, scanned, tail = "", "", 0, b""
     try:
         with open(f"/proc/{pid}/maps", "rb") as fh:
             while True:

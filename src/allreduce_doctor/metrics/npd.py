@@ -1,8 +1,10 @@
 """node-problem-detector's custom plugin protocol: one line on stdout and an exit status.
 
-kubernetes/node-problem-detector pkg/custompluginmonitor/plugin/plugin.go: exit 0 is OK, 1 is
-NonOK, any other status is Unknown; stdout is trimmed and cut at max_output_length (default 80,
-pkg/custompluginmonitor/types/config.go), so the cause comes first.
+kubernetes/node-problem-detector v1.36.0 pkg/custompluginmonitor/plugin/plugin.go: exit 0 is OK,
+1 is NonOK, any other status is Unknown; stdout is trimmed and cut "at position max_output_length
+if stdout is longer than max_output_length bytes" (Go's len of a string: bytes; default 80,
+pkg/custompluginmonitor/types/config.go), so the cause comes first, and the line is cut here to
+80 bytes on a UTF-8 character boundary (NPD's own cut could split a character).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ def render_npd(d: dict) -> str:
         unknown = (d.get("inconclusive") or [{}])[0]
         message = f"inconclusive: {unknown.get('node', '?')}: {unknown.get('reason', '')}"
     message = " ".join(message.split())
-    if len(message) > MAX_OUTPUT_LENGTH:
-        message = message[: MAX_OUTPUT_LENGTH - 3] + "..."
-    return message + "\n"
+    return cut_bytes(message, MAX_OUTPUT_LENGTH) + "\n"
+
+
+def cut_bytes(message: str, limit: int) -> str:
+    """`message` in at most `limit` UTF-8 bytes, ending "..." when cut, never inside a character."""
+    data = message.encode("utf-8")
+    if len(data) <= limit:
+        return message
+    return data[: limit - 3].decode("utf-8", errors="ignore") + "..."  # drops only a split last character

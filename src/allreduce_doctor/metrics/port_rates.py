@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from allreduce_doctor.metrics.port_counters import MICROSECONDS, port_counters
 from allreduce_doctor.observations import Observations
 
 # name -> HELP text; the writer emits the families in this order. Units are in the names
@@ -30,7 +31,6 @@ PORT_METRICS = {
         "IB PortXmitWait ticks per second: the port had data to send but no credits (tick length is "
         "implementation-defined: compare ports, not absolute values).",
 }
-MICROSECONDS = 1e6
 DIRECTIONS = ("rx", "tx")
 CNP_DIRECTION = {"np_cnp_sent": "tx", "rp_cnp_handled": "rx"}
 LOSS_LAYERS = {"rdma_loss": "rdma", "eth_loss": "ethernet"}  # roce.counters' sums (probes/derive.py)
@@ -117,10 +117,11 @@ def port_rates(observations: Observations) -> list[dict]:
 
 
 def attach_run(diagnosis: dict, observations: Observations, started: float) -> dict:
-    """Add what the metrics need beyond the JSON: the port rates and the run's timing.
+    """Add what the metrics need beyond the JSON: the port rates and counters, the run's timing.
 
     started: the time.monotonic() value at the start of the run."""
     diagnosis["port_rates"] = port_rates(observations)
+    diagnosis["port_counters"] = port_counters(observations)
     diagnosis["run"] = {"duration_seconds": round(time.monotonic() - started, 3),
                         "finished_timestamp_seconds": round(time.time(), 3)}
     return diagnosis

@@ -38,6 +38,7 @@ PARSER_MODULES = (
     "host_tools",
     "rdma_dumps",
     "nccl_topo",
+    "containers",
 )
 _loaded = False
 

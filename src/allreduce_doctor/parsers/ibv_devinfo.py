@@ -7,6 +7,8 @@ the enum in parentheses; we keep the human number. GID lines only appear with -v
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from allreduce_doctor.errors import ParseError
 from allreduce_doctor.parsers import parser
@@ -25,7 +27,7 @@ def _word(raw: str) -> str:
     return _PAREN_RE.sub("", raw).strip()
 
 
-_DEVICE_FIELDS = {
+_DEVICE_FIELDS: dict[str, Callable[[str], Any]] = {
     "transport": _word,
     "fw_ver": str,
     "node_guid": str,
@@ -36,7 +38,7 @@ _DEVICE_FIELDS = {
     "board_id": str,
     "phys_port_cnt": to_int,
 }
-_PORT_FIELDS = {
+_PORT_FIELDS: dict[str, Callable[[str], Any]] = {
     "state": _word,
     "max_mtu": lead_int,
     "active_mtu": lead_int,

@@ -18,7 +18,7 @@ def _iommu(args: dict) -> tuple[str | None, bool]:
     line names no IOMMU parameter at all (the kernel's build default applies: CONFIG_INTEL_IOMMU_DEFAULT_ON,
     CONFIG_IOMMU_DEFAULT_PASSTHROUGH; Documentation/admin-guide/kernel-parameters.txt); None when
     a parameter is there but says none of these."""
-    words = set()
+    words: set[str] = set()
     for key in _IOMMU_KEYS:
         value = args.get(key)
         if isinstance(value, str):

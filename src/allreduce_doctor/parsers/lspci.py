@@ -116,8 +116,7 @@ _FIELDS = {"NUMA node": (_NUMA_RE, _numa), "Kernel driver in use": (_DRIVER_RE, 
 
 def _field(dev: dict, line: str) -> None:
     entry = _FIELDS.get(line.split(":", 1)[0].strip())
-    m = entry[0].match(line) if entry is not None else None
-    if m is not None:
+    if entry is not None and (m := entry[0].match(line)) is not None:
         entry[1](dev, m)
     elif "<access denied>" in line:
         dev["access_denied"] = True

@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 
 VALUE = r"""("[^"]*"|'[^']*'|[^\s;&|#`]+)"""
-PROMPT_RE = re.compile(r"^\s*(?:[\w.@-]*[$#>]\s+|\$\s*)?(?:sudo\s+(?:-E\s+)?)?")
+# A shell prompt that names its host: `root@gpu01:~# `, `[user@gpu01 ~]$ `, `user@host:~/dir$ `, after the
+# `(NAME) ` an active Python venv or conda environment puts before it (CPython Lib/venv/scripts/common/activate:
+# PS1="(${VIRTUAL_ENV_PROMPT}) ${PS1:-}"; conda docs, "Activating an environment": the prompt shows `(myenv)`).
+HOST_PROMPT = r"(?:\([\w.-]+\)\s*)?\[?[\w.-]+@(?P<prompt_host>[\w.-]+)(?::[^\s$#]*|\s[^\]$#]*)?\]?\s*[$#]\s*"
+PROMPT_RE = re.compile(rf"^\s*(?:{HOST_PROMPT}|[\w.@-]*[$#>]\s+|\$\s*)?(?:sudo\s+(?:-E\s+)?)?")
 LEAD_RE = re.compile(rf"^(?:export\s+|set\s+|ENV\s+|env\s+)?(NCCL_[A-Z0-9_]+)={VALUE}")
 SPACED_RE = re.compile(rf"^(?:setenv|ENV)\s+(NCCL_[A-Z0-9_]+)\s+{VALUE}")
 CHAIN_RE = re.compile(rf"^(NCCL_[A-Z0-9_]+)={VALUE}\s*")

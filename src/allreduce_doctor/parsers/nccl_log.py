@@ -30,7 +30,12 @@ BOOT_NET_RE = re.compile(r"(?:[\w.+-]+|N/A):-?\d+")
 ENV_RE = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 OLD_IFACE_RE = re.compile(r"^NET ?: ?Using interface (\S+)$")  # NCCL 2.2: one line per socket interface
 GDR_RE = re.compile(r"GPU Direct RDMA (Disabled|Enabled)\b(.*)$", re.IGNORECASE)
-CHANNELS_RE = re.compile(r"^(\d+) coll channels")
+# init.cc `%d coll channels, %d nvls channels, %d p2p channels, ...` (v2.17.1-1 to v2.19.x; `%d collnet channels`
+# after the coll count from v2.20, v2.21.5-1 to v2.27.7-1): group 2 is the NVLS channels, 0 when NCCL did not set
+# NVLS up for the communicator (transport/nvls.cc ncclNvlsInit: disabled, two GPUs or fewer, no multicast support).
+CHANNELS_RE = re.compile(r"^(\d+) coll channels(?:, \d+ collnet channels)?(?:, (\d+) nvls channels)?")
+# transport/nvls.cc ncclNvlsInit, v2.17.1-1 to v2.27.7-1: `NVLS multicast support is %savailable on dev %d`.
+NVLS_SUPPORT_RE = re.compile(r"^NVLS multicast support is (not )?available on dev")
 COMM_RE = re.compile(r"\brank (\d+) nR[a-z]+ (\d+)(?: nNodes (\d+) localRanks (\d+))?", re.IGNORECASE)
 NRANKS_RE = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
 # init.cc prints it once a rank's communicator is built, after initTransportsRank's bootstrapAllGather of

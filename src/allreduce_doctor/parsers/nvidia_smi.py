@@ -103,11 +103,12 @@ def parse_nvidia_smi_nvlink(text: str) -> dict:
 # ---- nvidia-smi -q: Fabric ------------------------------------------------------------
 
 _BUS_RE = re.compile(r"^\s*GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$", re.ASCII)
-# Keys that belong to the Fabric section (used when a copy lost its indentation).
+# Keys that belong to the Fabric section (used when a copy lost its indentation); driver 580 adds
+# "Partition Assigned" to the Health sub-block (tests/fixtures/outputs/nvidia-smi-q-h200-vm.txt).
 _FABRIC_KEYS = {
     "state", "status", "cliqueid", "clusteruuid", "health", "bandwidth", "summary",
     "route recovery in progress", "route unhealthy", "access timeout recovery",
-    "incorrect configuration",
+    "incorrect configuration", "partition assigned",
 }
 
 
@@ -146,17 +147,23 @@ def _fabric(section: list[str], bus_id: str | None) -> dict:
 @parser("nvidia_smi_fabric")
 def parse_nvidia_smi_fabric(text: str) -> dict:
     """One entry per `Fabric` section, in GPU order; 'N/A' (no NVSwitch fabric) -> None.
-    Output with GPU blocks but no Fabric section (older drivers) gives {"gpus": []}."""
+    Output with GPU blocks but no Fabric section (older drivers) gives {"gpus": []}; `names` holds each GPU
+    block's Product Name."""
     what = "nvidia-smi -q output (GPU <bus id> blocks or a Fabric section)"
     require(text, what)
     rows = list(lines(text))
     gpus: list[dict] = []
+    names: list[str] = []  # each GPU block's Product Name, in GPU order (the ceiling's GPU model: ceiling_node.py)
     bus_id: str | None = None
     saw_gpu = False
     for i, line in enumerate(rows):
         m = _BUS_RE.match(line)
         if m:
             bus_id, saw_gpu = m.group(1), True
+            continue
+        pair = kv(line) if saw_gpu and len(names) < 64 else None
+        if pair is not None and pair[0].lower() == "product name" and _na(pair[1]):
+            names.append(pair[1])
             continue
         if line.strip() != "Fabric":
             continue
@@ -168,4 +175,4 @@ def parse_nvidia_smi_fabric(text: str) -> dict:
         gpus.append(_fabric(section, bus_id))
     if not gpus and not saw_gpu:
         raise fail(what, text)
-    return {"gpus": gpus}
+    return {"gpus": gpus, "names": names}

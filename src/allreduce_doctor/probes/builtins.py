@@ -136,6 +136,7 @@ BUILTINS: dict[str, Callable[[Host], Observation]] = {
     "nccl_conf_user": nccl_conf_user,
     "job_rdma_userspace": job_rdma_userspace,
     "net_devices": builtins_net.net_devices,  # EFA devices, gVNIC netdevs
+    "pci_network": builtins_net.pci_network,  # every PCI network function, its vendor and driver
     "job_net_plugin": lambda host: builtins_net.job_net_plugin(host, _job(host.processes())),
     **JOB_VIEW,  # the job's interfaces, /dev/infiniband, verbs config, limits (probes/job_view.py)
 }

@@ -35,6 +35,28 @@ def net_devices(host: Host) -> Observation:
     return Observation("", {"efa": efa, "gvnic": gvnic}, OK, "/sys/class/{infiniband,net}/*/device/driver")
 
 
+def pci_network(host: Host) -> Observation:
+    """Every PCI network function (class 0x02xxxx: the PCI Code and ID Assignment Specification's
+    network controllers, 0x0207 InfiniBand) with its vendor and bound driver, RDMA device or not:
+    what tells a node whose RDMA driver is not loaded from one that has no RDMA hardware at all."""
+    found = []
+    listed = host.glob("/sys/bus/pci/devices/*")
+    if not listed:  # every node lists its host bridge: an empty list is sysfs masked, not no NIC
+        return Observation("", None, MISSING, "/sys/bus/pci/devices",
+                           reason="/sys/bus/pci/devices lists no device (sysfs not mounted or masked)")
+    for path in listed:
+        klass = host.read(f"{path}/class")
+        if not klass.ok or not (klass.text or "").strip().startswith("0x02"):
+            if not klass.ok:
+                found.append({"bdf": path.rsplit("/", 1)[-1], "class": None, "vendor": None, "driver": None})
+            continue
+        vendor = host.read(f"{path}/vendor")
+        found.append({"bdf": path.rsplit("/", 1)[-1], "class": (klass.text or "").strip(),
+                      "vendor": (vendor.text or "").strip() if vendor.ok else None,
+                      "driver": _driver(host, f"{path}/driver")})
+    return Observation("", found, OK, "/sys/bus/pci/devices/*/{class,vendor,driver}")
+
+
 def _driver(host: Host, link: str) -> str | None:
     target = host.readlink(link)
     return target.rstrip("/").rsplit("/", 1)[-1] if target else None

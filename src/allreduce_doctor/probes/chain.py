@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from allreduce_doctor.hosts.base import Host
 from allreduce_doctor.observations import ERROR, MISSING, OK
@@ -28,7 +28,8 @@ VIA = "via"
 
 def run_chain(spec: ProbeSpec, host: Host, item: dict, deadline: float | None, run_step: Callable):
     """run_step(step_spec, host, item, deadline) -> Outcome runs one command (execute._run_command)."""
-    bound, taken, out = dict(item), {}, None
+    bound, taken = dict(item), {}
+    out: Any = None  # run_step's Outcome: a chain has two or more steps (spec._chain)
     for step in spec.steps:
         out = run_step(step.command, host, bound, deadline)
         if out.status != OK:

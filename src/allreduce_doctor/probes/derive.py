@@ -195,7 +195,7 @@ def _degraded(p: dict) -> bool | None:
     return derive_linkcap.below_capability(p)
 
 
-def _records(obs: Observation | None) -> dict[str, dict]:
+def _records(obs: Observation | None) -> dict[str | None, dict]:
     """Per-instance records of a fan-out fact by name ({} when the fact is not ok)."""
     if obs is None or obs.status != OK or not isinstance(obs.value, list):
         return {}

@@ -41,7 +41,7 @@ SHOWN = {"pause_rx": "pause_rx_frames", "pause_tx": "pause_tx_frames", "eth_loss
 IB_WORDS = 4  # port_xmit_data / port_rcv_data count 4-octet words (kernel ABI sysfs-class-infiniband)
 
 
-def sampled_records(obs: Observation | None) -> dict[str, dict]:
+def sampled_records(obs: Observation | None) -> dict[str | None, dict]:
     """Sampled records of a fan-out fact by instance name ({} when the fact is not ok)."""
     if obs is None or obs.status != OK or not isinstance(obs.value, list):
         return {}
@@ -141,19 +141,21 @@ def ib_counters(inputs: Inputs) -> Observation:
     for port in ports:
         rec, unknown = records.get(port["name"]), {}
         moved, why = total(rec, ["port_xmit_data", "port_rcv_data"])
-        load, idle, idle_why = _load(None if why else moved * IB_WORDS, why, port.get("rate_gbps"), (rec or {}).get("interval"))
+        words = None if why or moved is None else moved * IB_WORDS
+        load, idle, idle_why = _load(words, why, port.get("rate_gbps"), (rec or {}).get("interval"))
         row = {"name": port["name"], "interval": (rec or {}).get("interval"), "rate_gbps": port.get("rate_gbps"),
                "load": load, "idle": idle, "loaded": _loaded(idle)}
         row["link_errors"], unknown["link_errors"] = judged_count(rec, list(IB_LINK_ERRORS), idle, idle_why)
         discards, why = total(rec, ["port_xmit_discards"])
         packets, why_p = total(rec, ["port_xmit_packets"])
         row["discards"] = None if why else discards
-        ppm = None if why or why_p else round(discards * 1e6 / max(packets + discards, 1), 3)
+        ppm = None if why or why_p or discards is None or packets is None else \
+            round(discards * 1e6 / max(packets + discards, 1), 3)
         row["discards_ppm"], unknown["discards_ppm"] = _ratio(ppm, why or why_p, idle, idle_why)
         wait, why = total(rec, ["port_xmit_wait"])
         gbps, seconds = port.get("rate_gbps"), row["interval"]
         share = None
-        if not why and isinstance(gbps, (int, float)) and gbps > 0 and seconds:
+        if not why and wait is not None and isinstance(gbps, (int, float)) and gbps > 0 and seconds:
             share = round(wait * XMIT_WAIT_BITS_PER_TICK / (gbps * 1e9 * seconds), 6)
         row["xmit_wait_fraction"], unknown["xmit_wait_fraction"] = _ratio(share, why or "the port's rate is unknown", idle, idle_why)
         row["unknown"] = {k: v for k, v in unknown.items() if v}
@@ -208,10 +210,12 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
                         ("pcie_stall", "pcie_stall")):
         row[value], unknown[value] = role(name, count=True)
     (uncorrected, why_u), (bits, why_b) = role("phy_uncorrected"), role("phy_bits")
-    row["phy_ber"] = uncorrected / bits if not why_u and not why_b and bits else None  # shown, not judged
+    row["phy_ber"] = (uncorrected / bits if not why_u and not why_b and uncorrected is not None and bits
+                      else None)  # shown, not judged
     discards, why = role("prio_discards")
     packets, why_p = role("prio_packets")
-    ppm = None if why or why_p else round(discards * 1e6 / max(packets + discards, 1), 3)
+    ppm = None if why or why_p or discards is None or packets is None else \
+        round(discards * 1e6 / max(packets + discards, 1), 3)
     row["discards_ppm"], unknown["discards_ppm"] = _ratio(ppm, why or why_p, idle, idle_why)
     for direction in ("rx", "tx"):
         paused, why = role(f"pause_{direction}_us")
@@ -225,7 +229,7 @@ def _roce_row(port: dict, eth: dict | None, hwc: dict | None, prio: dict) -> dic
         row[value] = None if why else known  # for the fleet's comparison between nodes; not judged here
     sent, why_s = role("cnp_sent")
     handled, why_h = role("cnp_handled")
-    row["cnp"] = None if why_s or why_h else sent + handled
+    row["cnp"] = None if why_s or why_h or sent is None or handled is None else sent + handled
     for value, count, why in (("cnp_sent_rate", sent, why_s), ("cnp_handled_rate", handled, why_h)):
         rate = round(count / interval, 3) if not why and interval else None
         row[value], unknown[value] = _ratio(rate, why or "no interval", idle, idle_why)

@@ -18,6 +18,8 @@ ignored count: only the NP side can be read there.
 
 from __future__ import annotations
 
+from typing import Any
+
 from allreduce_doctor.observations import OK
 from allreduce_doctor.probes import counter_names
 
@@ -32,7 +34,7 @@ def from_counters(record: dict | None) -> tuple[bool | None, str]:
 
     def moved(role: str) -> tuple[int | None, str]:
         names = [n for g, n in counter_names.names(driver, role, None) if g == "hw"] if driver else []
-        values = [delta.get(n) for n in names if n in delta]
+        values: list[Any] = [delta.get(n) for n in names if n in delta]
         return (sum(values), names[0]) if values and None not in values else (None, names[0] if names else role)
 
     (marked, m_name), (sent, s_name) = moved("ecn_marked"), moved("cnp_sent")
@@ -50,7 +52,7 @@ def from_counters(record: dict | None) -> tuple[bool | None, str]:
     return None, "the counters show only one side of ECN/DCQCN working"
 
 
-def port_records(obs) -> dict[str, dict]:
+def port_records(obs) -> dict[str | None, dict]:
     """'dev/port' -> its sampled rdma.hw_counters record ({} when the fact is not ok)."""
     if obs is None or obs.status != OK or not isinstance(obs.value, list):
         return {}

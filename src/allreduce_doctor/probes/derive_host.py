@@ -13,6 +13,7 @@ from allreduce_doctor.parsers.kernel import link_flaps, xid_codes
 from allreduce_doctor.probes import derive_job_view, pci_path
 from allreduce_doctor.probes.derive_job import blocked_input
 from allreduce_doctor.probes.derive_job_view import (
+    PROVIDER_BY_DRIVER,
     configured_providers,
     device_providers,
 )
@@ -113,7 +114,8 @@ def _aer_on_path(lines: list[str], lspci: Observation | None) -> tuple[list[str]
         return lines, [], ("uncorrectable AER errors were logged, but whether their devices carry NCCL's traffic "
                            "is unknown: lspci -vvv was not read")
     path = pci_path.on_path(lspci.value)
-    on, off = [], []
+    on: list[str] = []
+    off: list[str] = []
     for line in lines:
         source = _AER_SOURCE.search(line)
         named = [source.group(1)] if source else pci_path.BDF.findall(line)
@@ -121,5 +123,42 @@ def _aer_on_path(lines: list[str], lspci: Observation | None) -> tuple[list[str]
     return on, off, ""
 
 
-DERIVATIONS = {"rdma_userspace": rdma_userspace, "kernel_events": kernel_events,
+# Vendors whose every network function is RDMA hardware: a Mellanox/NVIDIA ConnectX or BlueField
+# function always gets mlx5_core's "rdma" auxiliary device, which mlx5_ib binds (linux
+# drivers/net/ethernet/mellanox/mlx5/core/dev.c mlx5_adev_devices). Vendors with no RDMA driver of
+# their functions in the kernel: virtio-net (0x1af4, drivers/net/virtio_net.c registers no ib device).
+RDMA_VENDORS = ("0x15b3",)
+NO_RDMA_VENDORS = ("0x1af4",)
+
+
+def _rdma_capable(fn: dict) -> bool | None:
+    """True: the function can carry an RDMA device (an InfiniBand controller, class 0x0207; a
+    Mellanox vendor id; or the PCI driver an RDMA driver sits on, PROVIDER_BY_DRIVER). False: its
+    driver or vendor has none. None: no driver read and a vendor that does not decide it."""
+    if str(fn.get("class") or "").startswith("0x0207") or fn.get("vendor") in RDMA_VENDORS:
+        return True
+    driver = str(fn.get("driver") or "").split(".", 1)[0]
+    if driver:
+        return driver in PROVIDER_BY_DRIVER
+    return False if fn.get("vendor") in NO_RDMA_VENDORS else None
+
+
+def rdma_hardware(inputs: Inputs) -> Observation:
+    """Whether the node has a NIC that can carry RDMA at all: what tells an RDMA driver not loaded
+    (the NIC is there, its ib device is not) from a node built without RDMA (virtio-net or a plain
+    Ethernet NIC only), where NCCL between nodes can only ever use TCP sockets."""
+    obs = inputs["pci.network_functions"]
+    if obs.status != OK:
+        return Observation("", None, obs.status, reason=f"pci.network_functions: {obs.reason or obs.status}")
+    functions = [f for f in obs.value or [] if f.get("class") is not None]
+    unread = [f["bdf"] for f in obs.value or [] if f.get("class") is None]
+    verdicts = {f["bdf"]: _rdma_capable(f) for f in functions}
+    capable = [bdf for bdf, v in verdicts.items() if v]
+    undecided = [bdf for bdf, v in verdicts.items() if v is None] + unread
+    value = {"present": True if capable else None if undecided else False, "capable": capable,
+             "undecided": undecided, "functions": functions}
+    return Observation("", value, OK, "/sys/bus/pci/devices")
+
+
+DERIVATIONS = {"rdma_userspace": rdma_userspace, "rdma_hardware": rdma_hardware, "kernel_events": kernel_events,
                **derive_job_view.DERIVATIONS}  # the job's /dev/infiniband and memlock

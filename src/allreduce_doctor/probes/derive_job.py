@@ -166,7 +166,7 @@ def socket_ifname(inputs: Inputs) -> Observation:
         if not matched:
             problem = "no interface in the job's network namespace matches" if where.startswith("the job") \
                 else "no interface on this node matches"
-    if matched and problem is None and where.startswith("the job"):
+    if matched and problem is None and job is not None and where.startswith("the job"):  # job read: OK
         problem = _unaddressed(matched, job.value, _vars(inputs).get("NCCL_SOCKET_FAMILY", ""))
     items = [i.strip() for i in spec.lstrip("^").lstrip("=").split(",") if i.strip()]
     if not spec.startswith("^") and items and all(is_virtual_iface(i) for i in items):
@@ -332,9 +332,10 @@ def pci_links(inputs: Inputs) -> Observation:
 def iommu_mode(inputs: Inputs) -> Observation:
     """How the IOMMU treats the NICs' and GPUs' DMA: 'translated' when a group is DMA or DMA-FQ,
     'identity' (passthrough) or 'off'. /sys/bus/pci/devices/BDF/iommu_group/type
-    (Documentation/ABI/testing/sysfs-kernel-iommu_groups) decides; without it the command line
-    does only when it names the mode: none named is the kernel's build default, and on x86 that
-    translates (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so it stays unknown."""
+    (Documentation/ABI/testing/sysfs-kernel-iommu_groups) decides; without it an IOMMU fault in the
+    kernel log (_iommu_faults: what the IOMMU did), then the command line when it names the mode (what
+    it was told): none named is the kernel's build default, and on x86 that translates
+    (drivers/iommu/Kconfig: IOMMU_DEFAULT_DMA_LAZY if X86), so it stays unknown."""
     types = []
     for fact in ("pci.nics", "pci.gpus"):
         obs = inputs[fact]
@@ -346,11 +347,26 @@ def iommu_mode(inputs: Inputs) -> Observation:
         return Observation("", {"mode": "identity", "from": "iommu_group/type", "types": ["identity"]}, OK)
     if inputs["kernel.iommu_active"].status == OK and inputs["kernel.iommu_active"].value is False:
         return Observation("", {"mode": "off", "from": "no IOMMU registered (/sys/class/iommu)", "types": []}, OK)
+    faults = _iommu_faults(inputs.get("kernel.dmesg"))
+    if faults:
+        return Observation("", {"mode": "translated", "from": "kernel log: an IOMMU fault", "types": [],
+                                "example": faults[0][:200]}, OK)
     cmdline = inputs["kernel.cmdline"].value if inputs["kernel.cmdline"].status == OK else {}
-    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu"))
+    named = {"pt": "identity", "off": "off", "on": "translated"}.get((cmdline or {}).get("iommu", ""))
     if named:
         return Observation("", {"mode": named, "from": "/proc/cmdline", "types": []}, OK)
-    return Observation("", None, MISSING, reason="no iommu_group type readable and the command line names no IOMMU mode")
+    return Observation("", None, MISSING, reason="no iommu_group type readable, no IOMMU fault logged (or no kernel log read), "
+                       "and the command line names no IOMMU mode")
+
+
+def _iommu_faults(dmesg: Observation | None) -> list[str]:
+    """The kernel log's IOMMU fault lines (parsers/kernel.py `iommu_fault`): a DMA request the remapping
+    hardware refused while translating it, which passthrough does not do (Intel DMAR, drivers/iommu/intel/
+    dmar.c dmar_fault_do_one "DMAR: [DMA Read] Request device [..] fault addr"; AMD-Vi, drivers/iommu/amd/
+    iommu.c "Event logged [IO_PAGE_FAULT ...]"). The same rule for a node's dmesg and a pasted one."""
+    if dmesg is None or dmesg.status != OK or not isinstance(dmesg.value, list):
+        return []
+    return [str(r.get("text") or "") for r in dmesg.value if isinstance(r, dict) and r.get("kind") == "iommu_fault"]
 
 
 DERIVATIONS = {

@@ -132,7 +132,8 @@ def job_memlock(inputs: Inputs) -> Observation:
         lock = "CAP_IPC_LOCK, its user namespace unread (uid_map)"
     else:
         lock = "no CAP_IPC_LOCK" if held is False else "CAP_IPC_LOCK unread"
-    reason = f"the job's memlock limit {shown}, {lock} (/proc/{value['pid']}/limits, status, uid_map)"
+    read = f"/proc/{value['pid']}/limits, status, uid_map" if value["pid"] is not None else obs.source  # a paste: its lines
+    reason = f"the job's memlock limit {shown}, {lock} ({read})"
     if cap or soft == "unlimited":
         problem = False
     elif cap is None or soft is None:

@@ -107,6 +107,7 @@ def capability(p: dict, inputs: Inputs) -> dict:
     PCI-id table's rating, labelled), link_short (True: both ends can go faster; False: built
     for that speed; None: not read) and the words saying which."""
     gbps = (p.get("rate") or {}).get("gbps")
+    facts: tuple[str, ...]
     if p.get("link_layer") == "InfiniBand":
         facts, key = ("rdma.local_portinfo", "rdma.peer_portinfo"), p.get("name")
         cap = ib_link(*(_records(inputs.get(f)).get(key) for f in facts))
@@ -165,7 +166,7 @@ def _int(value) -> int | None:
         return None
 
 
-def _records(obs: Observation | None) -> dict[str, dict]:
+def _records(obs: Observation | None) -> dict[str | None, dict]:
     if obs is None or obs.status != OK or not isinstance(obs.value, list):
         return {}
     return {r.get("name"): r for r in obs.value if isinstance(r, dict)}

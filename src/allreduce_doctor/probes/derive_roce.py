@@ -4,6 +4,7 @@ and ECN there); the GID NCCL uses is derive_gid.py's. Registered into derive.DER
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from allreduce_doctor.observations import MISSING, NOT_APPLICABLE, OK, Observation
 from allreduce_doctor.probes import derive_ecn
@@ -112,7 +113,7 @@ def _busiest_priority(inputs: Inputs) -> dict[str, int]:
         delta = rec.get("delta") if isinstance(rec, dict) else None
         if not isinstance(delta, dict):
             continue
-        sent = {p: delta.get(f"tx_prio{p}_bytes") for p in range(8)}
+        sent: dict[int, Any] = {p: delta.get(f"tx_prio{p}_bytes") for p in range(8)}
         sent = {p: v for p, v in sent.items() if isinstance(v, (int, float)) and v > 0}
         total = sum(sent.values())
         if total:
@@ -229,10 +230,11 @@ def _buffer(q: dict, prio: int | None, pfc: list | None) -> dict:
     PFC priority lossless and never remaps priorities, so `mlnx_qos --pfc` alone (NVIDIA's own
     procedure) leaves every priority in buffer 0 on a healthy node. buffer_known is false where
     the tool shows no buffer map (iproute2 dcb, old mlnx_qos): nothing is judged there."""
-    p2b, sizes = q.get("prio2buffer"), q.get("buffers")
+    p2b: Any = q.get("prio2buffer")
+    sizes: Any = q.get("buffers")
     known = isinstance(p2b, list) and isinstance(sizes, list) and prio is not None and pfc is not None \
         and prio in pfc and prio < len(p2b)
-    if not known:
+    if not known or pfc is None:  # known says pfc is a list
         return {"buffer_known": False, "buffer": None, "buffer_bad": None, "buffer_why": ""}
     buf = p2b[prio]
     size = sizes[buf] if buf < len(sizes) else None

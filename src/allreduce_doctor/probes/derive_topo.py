@@ -24,7 +24,7 @@ def gpu_nic_paths(inputs: Inputs) -> Observation:
     legend = topo.value.get("nic_legend") or {}
     dmi = inputs["node.dmi"].value if inputs["node.dmi"].status == OK else {}
     vendor = f"{(dmi or {}).get('sys_vendor') or ''} {(dmi or {}).get('product_name') or ''}".lower()
-    virtual = any(v in vendor for v in VIRTUAL_VENDORS) if dmi else None
+    virtual = any(v in vendor for v in VIRTUAL_VENDORS) if dmi else _numa_spanned(matrix, topo.value)
     gpus = []
     for name, row in matrix.items():
         if not name.startswith("GPU"):
@@ -35,6 +35,9 @@ def gpu_nic_paths(inputs: Inputs) -> Observation:
         best = min(nics, key=lambda k: _rank(nics[k]))
         gpus.append({"name": name, "best_nic": legend.get(best, best), "best_path": nics[best]})
     if not gpus:
+        if virtual and _gpus_behind_host_bridge(matrix):  # a VM that shows no NIC: the GPUs' own paths
+            return Observation("", {"gpus": [], "all_phb": True, "virtual": True, "from": "GPU-GPU paths"}, OK,
+                               reason="no GPU-NIC pairs in the topology; every GPU-GPU path is PHB")
         return Observation("", [], NOT_APPLICABLE, reason="no GPU-NIC pairs in the topology")
     c2c = topo.value.get("gpu_numa_id") or {}
     if any(g["name"] in c2c for g in gpus):
@@ -45,6 +48,26 @@ def gpu_nic_paths(inputs: Inputs) -> Observation:
         gpus = sided
     all_phb = all(g["best_path"] == "PHB" for g in gpus)
     return Observation("", {"gpus": gpus, "all_phb": all_phb, "virtual": virtual}, OK)
+
+
+def _numa_spanned(matrix: dict, topo: dict) -> bool | None:
+    """When the machine type (DMI) was not read: True when every GPU (none C2C) has affinity to several NUMA nodes,
+    which no bare-metal GPU has (a PCI device hangs off one node: its sysfs numa_node is one number,
+    Documentation/ABI/testing/sysfs-bus-pci; nvidia-smi prints a range when the VM hides it), else None:
+    one node per GPU does not prove bare metal (a VM may pass its vNUMA through)."""
+    if topo.get("gpu_numa_id"):  # a Grace (C2C) GPU's row lists its CPU's NUMA nodes on bare metal too
+        return None
+    numa = topo.get("numa_affinity") or {}
+    gpus = [g for g in matrix if str(g).startswith("GPU")]
+    spans = [len(_numa_set(numa.get(g))) > 1 for g in gpus]
+    return True if spans and all(spans) else None
+
+
+def _gpus_behind_host_bridge(matrix: dict) -> bool:
+    """Two or more GPUs, and every path between them PHB (nvidia-smi topo -m: through the host bridge)."""
+    gpus = [g for g in matrix if str(g).startswith("GPU")]
+    cells = [cell for g in gpus for col, cell in (matrix[g] or {}).items() if col != g and str(col).startswith("GPU")]
+    return len(gpus) > 1 and bool(cells) and all(c == "PHB" for c in cells)
 
 
 def _numa_set(text) -> set[int]:

@@ -185,7 +185,7 @@ class _ProbeRun:
     """The instances of one probe submitted to the pool; the last one to finish assembles the
     Observation and reports the probe done, so progress follows completion, not submission."""
 
-    def __init__(self, runner: ProbeRunner, spec: ProbeSpec, items: list[dict], pool: ThreadPoolExecutor) -> None:
+    def __init__(self, runner: ProbeRunner, spec: ProbeSpec, items: list[dict], pool: ThreadPoolExecutor | _Inline) -> None:
         from concurrent.futures import Future
 
         self.runner, self.spec, self.items = runner, spec, items

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RunbookError
 from ..symptoms import SYMPTOMS
@@ -112,7 +112,7 @@ def _entry(cause_id: str, ymap: YMap) -> CauseInfo:
             raise kscalar.loc.error(f"'{key}' does not belong in {kind}")
     fields.known_keys(ymap, allowed + (() if healthy else OPTIONAL_KEYS))
     fields.require(ymap, allowed)
-    common = dict(id=cause_id, title=fields.text(ymap, "title"), section=fields.text(ymap, "section"),
+    common: dict[str, Any] = dict(id=cause_id, title=fields.text(ymap, "title"), section=fields.text(ymap, "section"),
                   summary=fields.text(ymap, "summary"))
     if healthy:
         return CauseInfo(**common, healthy=True, next_steps=tuple(fields.text_list(ymap, "next_steps")))

@@ -13,12 +13,15 @@ as decided when some round said yes or no: a node whose every round left it unkn
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from allreduce_doctor.errors import DoctorError
 
 from .model import Check
 from .walk import decide
+
+if TYPE_CHECKING:
+    from .conditions import Condition
 
 # validate's name -> (the runbook check that decides it, the row values its evidence shows)
 LOAD_CHECKS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -51,7 +54,8 @@ def judge_bundle(obs, doctor, fabric: str | None) -> dict[str, dict]:
         node = runbook_check(doctor, name)
         decision = decide(node, obs, {})
         witnesses = decision.step.value if isinstance(decision.step.value, list) else []
-        rows = [r for fact in sorted(node.condition.facts) for r in obs.rows(fact)]
+        condition = cast("Condition", node.condition)  # a load check reads counters
+        rows = [r for fact in sorted(condition.facts) for r in obs.rows(fact)]
         out[name] = {"outcome": decision.step.outcome,
                      "ports": [str(w.get("name")) for w in witnesses if isinstance(w, dict)] if decision.step.outcome == "yes" else [],
                      "worst": _worst(rows, shown), "reason": decision.reason}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import RunbookError
 from ..status import HEALTHY, NOT_APPLICABLE
@@ -129,7 +130,7 @@ class _Reader:
             if key not in required and key not in optional:
                 raise kscalar.loc.error(f"'{key}' does not belong in a {_KIND_NAMES[kind]} node")
         _require(ymap, required)
-        common = dict(id=node_id, runbook=rb_id, loc=where)
+        common: dict[str, Any] = dict(id=node_id, runbook=rb_id, loc=where)
         if kind == "check":
             return Check(
                 **common, title=_text(ymap, "title"), why=_text(ymap, "why"), check=_text(ymap, "check"),
@@ -197,7 +198,7 @@ def _own_text(ymap: YMap, healthy: str, key: str):
     """A healthy leaf's own summary (text) or next_steps (list), "" / [] when it keeps the catalogue's."""
     if key not in ymap.entries:
         return "" if key == "summary" else []
-    own = _text(ymap, key) if key == "summary" else _text_list(ymap, key)
+    own: Any = _text(ymap, key) if key == "summary" else _text_list(ymap, key)
     written = getattr(causes.CAUSES[healthy], key)
     if (" ".join(own.split()) == " ".join(written.split())) if key == "summary" else tuple(own) == written:
         raise ymap.entries[key][0].loc.error(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..errors import RunbookError
 from ..observations import OK, Observation
@@ -259,7 +259,7 @@ def _badge(rs: RunbookSet, decisions: list[_Decision], not_applicable: bool, ent
     passing = _reaching_healthy(rs, entered)
     for decision in decisions:
         step = decision.step
-        target = rs.node(step.node).outcomes[step.outcome].target
+        target = cast("Check | Question", rs.node(step.node)).outcomes[step.outcome].target  # a decided step
         if step.outcome == "unknown":
             step.badge = STEP_UNKNOWN
         elif target in passing:

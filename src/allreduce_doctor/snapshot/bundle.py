@@ -15,6 +15,7 @@ import stat
 import threading
 import zlib
 from pathlib import Path
+from typing import cast
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.snapshot import schema, tarscan
@@ -78,6 +79,8 @@ OLDER = ("{what} (an older allreduce-doctor wrote it), so none of its members ca
 
 class Bundle:
     """What both kinds share: the checked manifest and index, text and JSON of members."""
+
+    limit: tuple[int, str]  # (most bytes of all members, the hint when over): set by each kind
 
     def __init__(self, path: Path, label: str) -> None:
         self.path = path
@@ -322,7 +325,7 @@ class ArchiveBundle(Bundle):
         view = memoryview(buf)
         members: dict[str, memoryview] = {}
         total = 0
-        for raw_name, kind, size, offset in tarscan.scan(buf):
+        for raw_name, kind, size, offset in tarscan.scan(cast(bytes, buf)):  # slices of a bytearray read alike
             name = self._member_name(raw_name)
             if kind == tarscan.DIRECTORY:
                 continue

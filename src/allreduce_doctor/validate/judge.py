@@ -24,6 +24,7 @@ from allreduce_doctor.runbook.causes import CAUSES
 from allreduce_doctor.runbook.diagnosis import Diagnosis, EvidenceRow, Finding, Step
 from allreduce_doctor.runbook.load_checks import combine, runbook_check
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, STEP_FAIL, STEP_PASS, STEP_UNKNOWN
+from allreduce_doctor.validate import ceiling_sizes
 from allreduce_doctor.validate.outputs import nccl_tests_run, perftest_gbits
 from allreduce_doctor.validate.plan import Plan
 
@@ -155,12 +156,15 @@ class _Judge:
             run = nccl_tests_run(self.outputs.get(index, ""), s.get("output") or s["name"])
             if run is None:
                 continue
+            model = ceiling_sizes.assess(run, figs, len(self.plan.nodes), self.plan.ranks_per_node) \
+                if s["name"] == "all_reduce_perf" else {}
             for row in run["table"]:
                 busbw = max(h["busbw"] for h in (row["out_of_place"], row["in_place"]) if h)
                 ratio, _ = busbw_verdict(busbw, expected)
+                judged, against = ceiling_sizes.row(row["size"], busbw, model) if model else (None, None)
                 self.evidence("validate.busbw", f"{s['name']} busbw at {row['size']} B",
-                              {"busbw_gbs": busbw, "ratio": ratio}, f"{expected:g} GB/s" if expected else "unknown",
-                              s.get("output") or "")
+                              {"busbw_gbs": busbw, "ratio": ratio} | ({"ceiling": judged} if model else {}),
+                              against or (f"{expected:g} GB/s" if expected else "unknown"), s.get("output") or "")
             for failure in run["failures"]:
                 self.unsure("validate.busbw", f"{s['name']}: {failure}")
             ratio, verdict = busbw_verdict(run["peak_busbw_large"], expected)
@@ -168,11 +172,17 @@ class _Judge:
                                    "verdict": verdict}
             if s["name"] == "all_reduce_perf":  # above the NICs' rate: never a fault, and why (busbw.above_note)
                 verdicts[s["name"]] |= above_note(ratio, run.get("nodes") or len(self.plan.nodes), None)
+                verdicts[s["name"]] |= {"ceiling_gbs": model["ceiling_gbs"], "hardware": model["hardware"],
+                                        "hardware_note": model["note"]}
+                if model["hardware"] in ("at_limit", "below"):  # the model knows more: PCIe slots, the node's links
+                    verdicts[s["name"]]["verdict"] = model["hardware"]
         main = verdicts.get("all_reduce_perf", {"verdict": "unmeasured"})
         outcome = {"at_limit": "no", "below": "yes"}.get(main["verdict"], "unknown")
         self.step("validate.busbw", "No all_reduce_perf busbw shortfall against NICs x line rate", outcome,
                   f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}"
-                  + (f"; {main['note']}" if main.get("note") else ""), verdicts or None)
+                  + (f"; {main['note']}" if main.get("note") else "")
+                  + (f"; against the ceiling: {main['hardware_note']}" if main.get("hardware_note") else ""),
+                  verdicts or None)
         return main["verdict"]
 
     def flow(self) -> None:

@@ -1,9 +1,11 @@
 """Run the plan's steps through the site's launcher, one at a time, inside the wall-clock cap.
 
 Each step runs through hosts/live.py's run_bounded (argv list, no shell, its own process group,
-bounded output): at the cap, or on Ctrl-C (KeyboardInterrupt unwinds through it), the launcher's
-whole process group is killed; srun's --kill-on-bad-exit and the loss of srun end the step's tasks
-on the nodes. Incast pairs (a server and its client) run side by side, each in its own thread.
+bounded output). At the cap, on the TUI's stop or on Ctrl-C (KeyboardInterrupt unwinds through
+it) the launcher is stopped as its manual asks (hosts/stopping.py: SIGINT, SIGTERM, `scancel
+JOB.STEP`, each after a grace period) and then its whole process group is killed; the stages taken
+are kept in the record. Incast pairs (a server and its client) run side by side, each in its own
+thread.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from allreduce_doctor.validate.plan import Step
@@ -33,6 +35,7 @@ class StepResult:
     seconds: float
     output: str  # the step's stdout and stderr, as a file relative to the record
     error: str = ""  # could not start: "not found", "permission denied"
+    stopping: list[str] = field(default_factory=list)  # "SIGINT", "SIGTERM", "scancel 4242.3", "SIGKILL"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -46,18 +49,20 @@ def run_step(step: Step, index: int, root: Path, timeout: float, on_output=None,
     """One step; on_output(index, name, bytes) sees its stdout as it arrives (the TUI's busbw per
     size); a set `stop` (threading.Event: the TUI's stop key) kills it as the cap would."""
     from allreduce_doctor.hosts.live import run_bounded
+    from allreduce_doctor.hosts.stopping import stop_launcher
 
     began = time.monotonic()
+    stages: list[str] = []
     result = run_bounded(list(step.argv), max(timeout, 0.1), extra_env=launcher_env(dict(os.environ)),
                          on_stdout=None if on_output is None else lambda data: on_output(index, step.name, data),
-                         stop=stop)
+                         stop=stop, on_stop=lambda pid, wait, said: stages.extend(stop_launcher(pid, wait, said)))
     name = f"{index:02d}-{step.name}.out"
     folder = root / STEPS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(result.stdout + ("\n" + result.stderr if result.stderr else ""), encoding="utf-8")
     error = STOPPED if stop is not None and stop.is_set() and result.rc is None else result.error
     return StepResult(step.name, list(step.argv), result.rc, result.timed_out and not error, round(time.monotonic() - began, 3),
-                      f"{STEPS_DIR}/{name}", error)
+                      f"{STEPS_DIR}/{name}", error, stages)
 
 
 def run_steps(steps: list[Step], root: Path, max_seconds: float, on_step=None, on_output=None, stop=None) -> list[StepResult]:

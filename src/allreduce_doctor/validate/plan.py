@@ -65,6 +65,7 @@ class Plan:
     max_seconds: float
     steps: list[Step] = field(default_factory=list)
     incast_receivers: list[str] = field(default_factory=list)
+    launch_notes: list[str] = field(default_factory=list)  # where the launcher's options came from
 
     def bytes_moved(self) -> int:
         """Bytes all ranks send over the whole run: ring all-reduce sends 2(n-1)/n of the buffer per
@@ -98,6 +99,7 @@ def render_plan(plan: Plan) -> str:
              f"  counters sampled on every node every {plan.interval:g}s (fleet fan-out, read-only)",
              f"  wall-clock cap {plan.max_seconds:g}s; about {human_bytes(plan.bytes_moved())} sent by all ranks "
              "(NVLink included)"]
+    lines += [f"  {note}" for note in plan.launch_notes]
     for step in plan.steps:
         lines.append(f"  {step.name}: {step.purpose}")
         lines.append(f"    {shlex.join(step.argv)}")
@@ -136,19 +138,19 @@ def check_template(template: str) -> list[str]:
 
 
 def launcher_prefix(kind: str, template: str | None, nodes: list[str], ranks: int, hostfile: str,
-                    nodelist: str, jobid: str | None = None) -> list[str]:
-    """The launcher's words before the benchmark, `ranks` tasks per node on every node."""
+                    nodelist: str, jobid: str | None = None, site=None, gpus: int = 0,
+                    environ: dict[str, str] | None = None) -> list[str]:
+    """The launcher's words before the benchmark, `ranks` tasks per node on every node, `gpus` GPUs
+    per node for the step (0: none, the incast's perftest); srun's and mpirun's options: launchers.py."""
+    from allreduce_doctor.validate.launchers import SrunSite, mpirun_prefix, srun_prefix
+
     values = {"nodes": len(nodes), "nodelist": nodelist, "ranks_per_node": ranks, "ntasks": len(nodes) * ranks,
               "hostfile": hostfile}
     if kind == "template":
         return [word.format(**values) for word in check_template(template or "")]
-    if kind == "mpirun":  # Open MPI: ranks per node by --map-by ppr (mpirun(1))
-        return ["mpirun", "--hostfile", hostfile, "-np", str(values["ntasks"]), "--map-by", f"ppr:{ranks}:node"]
-    # srun(1): --kill-on-bad-exit ends the whole step when one rank fails; --jobid runs the step in
-    # that job's allocation from outside it (e.g. a login node)
-    job = [f"--jobid={jobid}"] if jobid else []
-    return ["srun", *job, f"--nodelist={nodelist}", f"--nodes={len(nodes)}", f"--ntasks-per-node={ranks}",
-            "--kill-on-bad-exit=1"]
+    if kind == "mpirun":
+        return mpirun_prefix(hostfile, len(nodes) * ranks, ranks, dict(os.environ) if environ is None else environ)
+    return srun_prefix(site or SrunSite(), nodelist, len(nodes), ranks, gpus, jobid)
 
 
 def benchmark_args(binary: str, plan: Plan) -> list[str]:

@@ -64,7 +64,8 @@ def inside(root: Path, relative: str) -> Path:
 def node_figures(obs, kernel: str | None, doctor) -> dict:
     """What the judge needs from one bundle: the fleet's node record (its numbers are compared
     between nodes for stragglers), the runbooks' own counter checks (runbook/load_checks.py), NICs,
-    line rate, GPUs and whether a job runs there."""
+    line rate, the NICs' PCIe link, GPUs and whether a job runs there."""
+    from allreduce_doctor.ceiling_node import nic_pcie
     from allreduce_doctor.fleet.node_settings import node_record  # lazily: diagnose asks is_record of every bundle
     from allreduce_doctor.runbook.load_checks import judge_bundle  # the runbooks: only when judging
 
@@ -74,9 +75,11 @@ def node_figures(obs, kernel: str | None, doctor) -> dict:
     rates = Counter(p["rate_gbps"] for p in ports if isinstance(p.get("rate_gbps"), (int, float)))
     gpus = obs.get("pci.gpus")
     env = obs.get("nccl.env")
+    pcie = nic_pcie(obs)  # the rails' PCIe link: it caps each NIC's share of the ceiling
     return {"numbers": rec["numbers"], "checks": judge_bundle(obs, doctor, fabric), "fabric": fabric,
             "nics": len(ports) or None, "line_gbps": rates.most_common(1)[0][0] if rates else None,
             "gpus": len(gpus.value) if gpus.ok and isinstance(gpus.value, list) else None,
+            "nic_pcie": list(pcie[:2]) if pcie[0] else None,
             "job_found": bool(env.ok and isinstance(env.value, dict) and env.value.get("job_found"))}
 
 

@@ -85,6 +85,12 @@ def plan_from_args(args) -> tuple[Callable[[int | None, Path | None], P.Plan], l
     if kind == "srun" and not args.dry_run and not (args.slurm_job or os.environ.get("SLURM_JOB_ID")):
         raise DoctorError("srun runs inside an allocation: start one (salloc -N ...), or give --hostfile FILE (mpirun) "
                           "or --launcher TEMPLATE")
+    site = None
+    if kind == "srun":
+        from allreduce_doctor.hosts.live import LiveHost
+        from allreduce_doctor.validate.launchers import srun_site
+
+        site = srun_site(args.mpi, args.gpu_request, LiveHost())
     binaries = {b: _binary(b, args.nccl_tests, args.dry_run) for b in benchmarks}
     perftest = _binary(P.INCAST_TOOL, args.perftest, args.dry_run) if args.incast else ""
     nodelist = args.nodes or ",".join(nodes)
@@ -93,15 +99,15 @@ def plan_from_args(args) -> tuple[Callable[[int | None, Path | None], P.Plan], l
         ranks = ranks or DEFAULT_RANKS
         hostfile = args.hostfile or str((root or Path("<record>")) / HOSTFILE)
         plan = P.Plan(nodes, source, kind, ranks, low, high, args.factor, args.interval, args.max_seconds,
-                      incast_receivers=list(args.incast))
+                      incast_receivers=list(args.incast), launch_notes=list(site.notes) if site else [])
 
-        def prefix(on: list[str], per_node: int = ranks) -> list[str]:
+        def prefix(on: list[str], per_node: int = ranks, gpus: int = ranks) -> list[str]:
             return P.launcher_prefix(kind, args.launcher, on, per_node, hostfile, ",".join(on) if on != nodes else nodelist,
-                                     args.slurm_job)
+                                     args.slurm_job, site, gpus)
 
         plan.steps = [P.Step(b, prefix(nodes) + P.benchmark_args(binaries[b], plan),
                              f"every rank of every node at once, {ranks} per node") for b in benchmarks]
-        plan.steps += P.incast_steps(lambda on: prefix(on, 1), args.incast, nodes, perftest, args.incast_seconds)
+        plan.steps += P.incast_steps(lambda on: prefix(on, 1, 0), args.incast, nodes, perftest, args.incast_seconds)
         return plan
     return make_plan, nodes
 

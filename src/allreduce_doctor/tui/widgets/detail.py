@@ -7,6 +7,7 @@ every badge also carries a word, so nothing depends on colour alone."""
 
 from __future__ import annotations
 
+from allreduce_doctor.oneline import deciding_finding, unreferenced
 from allreduce_doctor.report import read_status, short, verdict_words
 from allreduce_doctor.status import FAULT, HEALTHY, INCONCLUSIVE, NOT_APPLICABLE
 from allreduce_doctor.tui.text import esc
@@ -116,8 +117,8 @@ def cause_markup(d: dict) -> str:
     if rc:
         out.append(f"[$text-error b]{esc(rc['id'])}[/]  {esc(rc.get('title', ''))}")
         out.append(f"severity [b]{esc(rc.get('severity'))}[/] · owner [b]{esc(rc.get('owner'))}[/] · at {esc(rc.get('node'))}")
-        if rc.get("summary"):
-            out += ["", esc(rc["summary"])]
+        if rc.get("summary"):  # no deciding value to see: the summary does not point at one
+            out += ["", esc(rc["summary"] if deciding_finding(d) else unreferenced(rc["summary"]))]
     elif healthy:  # a healthy end, or not_applicable (nothing judged: never the healthy style)
         style = VERDICT_STYLE.get(d.get("verdict", HEALTHY), VERDICT_STYLE[HEALTHY])
         out.append(f"[{style}]{esc(healthy.get('id'))}[/]  {esc(healthy.get('title', ''))}")
@@ -126,7 +127,8 @@ def cause_markup(d: dict) -> str:
     else:
         out.append("[$text-warning b]No root cause named.[/]")
     _listed(out, "Candidates (most likely first)", candidate_lines(d))
-    _listed(out, "Remediation", [f"{i}. \\[{esc(r.get('owner', '-'))}] {esc(r['step'])}"
+    said = (lambda text: text) if deciding_finding(d) else unreferenced
+    _listed(out, "Remediation", [f"{i}. \\[{esc(r.get('owner', '-'))}] {esc(said(r['step']))}"
                                  for i, r in enumerate(d.get("remediation") or [], 1)])
     _listed(out, "Verification", [f"- {esc(v)}" for v in d.get("verification") or []])
     _listed(out, "Next steps", [f"- {esc(s)}" for s in healthy.get("next_steps") or []])
