@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 
 from allreduce_doctor.hosts.base import CommandResult, FileResult, HostIdentity, ProcessInfo
@@ -82,13 +84,83 @@ def member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: st
     return (name, data, kind, link)
 
 
-def write_tar(path, members: list[tuple], manifest_doc: dict | None = None) -> None:
-    """A .tar.gz holding `members` (name, data, tar type, link target), manifest.json first."""
+def _plain(name: str) -> str:
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
+def sealed(members: dict[str, bytes], index: bytes, manifest_doc: bytes) -> tuple[bytes, bytes]:
+    """index.json and manifest.json as the writer leaves them: the index listing every member with
+    its CRC-32 (unless it lists some already, or is no JSON object) and the manifest the index's
+    CRC-32 (unless it has one, or is no JSON object). Hand-built bundles are then of the current
+    format, which lists its members (an older one is refused: test_gutted.py)."""
+    try:
+        doc = json.loads(index)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and "members" not in doc:
+        index = json.dumps({**doc, "members": {n: zlib.crc32(d) for n, d in sorted(members.items())}}).encode()
+    try:
+        man = json.loads(manifest_doc)
+    except ValueError:
+        man = None
+    if isinstance(man, dict) and "index_crc32" not in man:
+        manifest_doc = json.dumps({**man, "index_crc32": zlib.crc32(index)}).encode()
+    return index, manifest_doc
+
+
+def seal_entries(entries: list[tuple]) -> list[tuple]:
+    """Tar entries (name, data, tar type, link) with index.json and manifest.json sealed (see
+    sealed()); every entry but those two and folders is a member (a link or device as CRC 0)."""
+    names = {_plain(e[0]): i for i, e in enumerate(entries)}
+    top = next((n[: -len("manifest.json")] for n in names if n.endswith("manifest.json") and n.count("/") <= 1), None)
+    if top is None or top + "index.json" not in names:
+        return entries
+    out = list(entries)
+    members = {}
+    for name, data, kind, _link in entries:
+        plain = _plain(name)
+        if plain.startswith(top) and plain not in (top + "manifest.json", top + "index.json") and kind != tarfile.DIRTYPE \
+                and not name.endswith("/"):  # an old-style folder
+            members[plain[len(top):]] = data if kind in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE) else b"\0"
+    i_man, i_idx = names[top + "manifest.json"], names[top + "index.json"]
+    index, man = sealed(members, entries[i_idx][1], entries[i_man][1])
+    out[i_idx] = (entries[i_idx][0], index, *entries[i_idx][2:])
+    out[i_man] = (entries[i_man][0], man, *entries[i_man][2:])
+    return out
+
+
+def seal_dir(root) -> None:
+    """Seal a hand-built bundle folder (see sealed()), again after a change: every file, link or
+    FIFO under it is a member."""
+    members = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if rel in ("manifest.json", "index.json"):
+                continue
+            regular = os.path.isfile(path) and not os.path.islink(path)
+            members[rel] = open(path, "rb").read() if regular and os.path.getsize(path) < 1 << 20 else b"\0"
+    index_path, man_path = os.path.join(root, "index.json"), os.path.join(root, "manifest.json")
+    index, man = (json.loads(open(path, "rb").read()) for path in (index_path, man_path))
+    index.pop("members", None)
+    man.pop("index_crc32", None)
+    index, man = sealed(members, json.dumps(index).encode(), json.dumps(man).encode())
+    for path, data in ((index_path, index), (man_path, man)):
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+
+def write_tar(path, members: list[tuple], manifest_doc: dict | None = None, seal: bool = True) -> None:
+    """A .tar.gz holding `members` (name, data, tar type, link target), manifest.json first,
+    sealed as the writer would (seal_entries) unless `seal` is False."""
     entries = list(members)
     if manifest_doc is not None:
         entries.insert(0, member("manifest.json", json.dumps(manifest_doc).encode()))
         if not any(name.endswith("index.json") for name, *_ in entries):
             entries.insert(1, member("index.json", json.dumps(RECORDED_INDEX).encode()))
+    if seal:
+        entries = seal_entries(entries)
     with tarfile.open(path, "w:gz") as tar:
         for name, data, kind, link in entries:
             info = tarfile.TarInfo(name)

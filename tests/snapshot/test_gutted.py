@@ -1,29 +1,52 @@
 """A bundle is complete or refused: a gutted bundle is damaged (exit 2, one line) or its checks
-are unknown (inconclusive, exit 3), never "nothing found" (issue 15, item 3)."""
+are unknown (inconclusive, exit 3), never "nothing found" (issue 15, item 3). A bundle of the
+older format, which lists no members and their checksums, is refused whole (issue 32, item 1):
+a member lost from it would read as a file the node did not have."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import tarfile
+import zlib
 from pathlib import Path
 
 import pytest
 
 from allreduce_doctor.cli import main
+from allreduce_doctor.snapshot.writer import check_output
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # roce-healthy as the older writer recorded it (before index.json listed its members), kept apart
 # from the scenario bundles, which are recorded again when a probe is added
-SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "older"
+OLDER_BUNDLE = FIXTURES / "older" / "roce-healthy" / "bundle.tar.gz"
+CURRENT_BUNDLE = FIXTURES / "scenarios" / "roce-healthy" / "bundle.tar.gz"
 DAMAGED = "the bundle is damaged, collect it again"
+OLDER = ("{what} (an older allreduce-doctor wrote it), so none of its members can be vouched for: a lost one "
+         "would read as a file the node did not have; collect the snapshot again with this version")
+NO_INDEX_CRC = OLDER.format(what="manifest.json holds no index_crc32")
+NO_MEMBERS = OLDER.format(what="index.json lists no members and their checksums")
 
 
-def unpack(tmp_path: Path, scenario: str, name: str) -> Path:
+def unpack(tmp_path: Path, name: str, archive: Path = OLDER_BUNDLE) -> Path:
     root = tmp_path / name
     root.mkdir()
-    with tarfile.open(SCENARIOS / scenario / "bundle.tar.gz") as tar:
+    with tarfile.open(archive) as tar:
         tar.extractall(root, filter="data")
     return root
+
+
+def reseal(root: Path, index: dict) -> None:
+    """Write an edited index.json and its checksum into manifest.json, as a forger would."""
+    data = json.dumps(index).encode()
+    (root / "index.json").write_bytes(data)
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["index_crc32"] = zlib.crc32(data)
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+def as_stored(root: Path) -> None:
+    pass
 
 
 def no_index(root: Path) -> None:
@@ -58,23 +81,16 @@ def one_sample_listed(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(doc))
 
 
-REFUSED = [
+GUTS = [  # (gut, the refusal): what the older bundle cannot vouch for is never read
+    (as_stored, NO_INDEX_CRC),
     (no_index, "no index.json; " + DAMAGED),
     (only_manifest, "no index.json; " + DAMAGED),
-    (empty_index, "index.json records no glob of the first sample (the interfaces and ports); " + DAMAGED),
-    # the older writer made samples/N/ only for the samples the manifest lists
-    (one_sample_listed, "'samples/1/' holds a sample manifest.json does not list; " + DAMAGED),
+    (empty_index, NO_INDEX_CRC),
+    (no_files, NO_INDEX_CRC),
+    (no_commands, NO_INDEX_CRC),
+    (no_second_sample, NO_INDEX_CRC),
+    (one_sample_listed, NO_INDEX_CRC),
 ]
-# these bundles (tests/fixtures, written before index.json listed its members) lose paths their
-# globs listed: refused on the first such read. The member list of newer bundles: test_complete.py
-# (the InfiniBand scenarios were recorded again, with member checksums, when the switch side of
-# each link came to be read: roce-healthy is the older bundle these tests need)
-OLDER = ["roce-healthy"]
-LOST_GLOBBED = [  # (gut, scenario, the first path the replay misses)
-    (no_files, "roce-healthy", 0, "/sys/class/infiniband/mlx5_0/ports/1/counters/VL15_dropped"),
-    (no_second_sample, "roce-healthy", 1, "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/duplicate_request"),
-]
-UNKNOWN = [no_commands]
 
 
 def diagnose(capsys, root: Path) -> tuple[int, str, str]:
@@ -83,52 +99,36 @@ def diagnose(capsys, root: Path) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("scenario", OLDER)
-@pytest.mark.parametrize(("gut", "problem"), REFUSED, ids=[g.__name__ for g, _ in REFUSED])
-def test_a_gutted_bundle_is_refused_in_one_line(tmp_path, capsys, scenario, gut, problem):
-    root = unpack(tmp_path, scenario, "b")
+@pytest.mark.parametrize(("gut", "problem"), GUTS, ids=[g.__name__ for g, _ in GUTS])
+def test_an_older_bundle_whole_or_gutted_is_refused_in_one_line(tmp_path, capsys, gut, problem):
+    root = unpack(tmp_path, "b")
     gut(root)
     assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
 
 
-@pytest.mark.parametrize(("gut", "scenario", "sample", "path"), LOST_GLOBBED)
-def test_an_older_bundle_missing_what_its_globs_listed_is_refused(tmp_path, capsys, gut, scenario, sample, path):
-    root = unpack(tmp_path, scenario, "b")
-    gut(root)
-    member = ("samples/1/" if sample else "") + "files" + path
-    problem = f"index.json lists {path} under a glob of sample {sample} but {member} is not in the bundle; {DAMAGED}"
-    assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {problem}\n")
+def test_an_older_archive_is_refused_in_one_line(capsys):
+    assert diagnose(capsys, OLDER_BUNDLE) == (2, "", f"allreduce-doctor: error: {OLDER_BUNDLE}: {NO_INDEX_CRC}\n")
 
 
-def inconclusive_steps(root: Path) -> list[str]:
-    from allreduce_doctor.doctor import Doctor
-    from allreduce_doctor.hosts.snapshot import SnapshotHost
-    from allreduce_doctor.session import Options, Session
-
-    found = Session(Doctor.load(), SnapshotHost(root), Options(interval=0)).diagnose().to_dict()
-    return [step["node"] for step in found["inconclusive"]]
+def test_an_older_index_given_a_checksum_is_still_refused(tmp_path, capsys):
+    """index_crc32 added to an older bundle vouches for index.json, not for the members it never listed."""
+    root = unpack(tmp_path, "b")
+    reseal(root, json.loads((root / "index.json").read_text()))
+    assert diagnose(capsys, root) == (2, "", f"allreduce-doctor: error: {root}: {NO_MEMBERS}\n")
 
 
-@pytest.mark.parametrize("scenario", OLDER)
-@pytest.mark.parametrize("gut", UNKNOWN, ids=[g.__name__ for g in UNKNOWN])
-def test_a_bundle_missing_members_is_inconclusive(tmp_path, capsys, scenario, gut):
-    root = unpack(tmp_path, scenario, "b")
-    # the whole bundle: nothing found, but the job's memlock limit, which the older writer never
-    # recorded (probes/job_view.py), is unknown
-    assert inconclusive_steps(root) == ["trunk.memlock"]
-    gut(root)
-    code, out, err = diagnose(capsys, root)
-    assert (code, err) == (3, "")
-    assert out.splitlines()[2] == "INCONCLUSIVE"
-    assert len(inconclusive_steps(root)) > 1
+def test_collecting_again_replaces_an_older_bundle(tmp_path):
+    root = unpack(tmp_path, "b")
+    check_output(root, archive=False)  # no refusal: the older bundle is a bundle, just not read
+    check_output(OLDER_BUNDLE, archive=True)
 
 
 def test_a_fleet_of_gutted_bundles_is_not_healthy(tmp_path, capsys):
     folder = tmp_path / "fleet"
     folder.mkdir()
     for i in range(20):
-        gut = [no_index, only_manifest, empty_index][i % 3]
-        gut(unpack(folder, "roce-healthy", f"n{i:02d}"))
+        gut = [no_index, only_manifest, empty_index, as_stored][i % 4]
+        gut(unpack(folder, f"n{i:02d}"))
     code = main(["fleet", "--snapshots", str(folder), "--format", "json"])
     out, err = capsys.readouterr()
     data = json.loads(out)
@@ -138,9 +138,9 @@ def test_a_fleet_of_gutted_bundles_is_not_healthy(tmp_path, capsys):
 
 
 NOT_RECORDED = "not recorded in this bundle (index.json lists no such glob)"
-# The IB scenario bundles carry member checksums since the switch-side probe (their index cannot be
-# edited without a refusal: tests/snapshot/test_complete.py); the RoCE ones are still older-format.
-DROPPED_GLOBS = [  # (scenario, a glob of sample 0 dropped from the older index.json, the step left unknown)
+# A current bundle's index cannot be edited without a refusal (tests/snapshot/test_complete.py):
+# these edit it and write its checksum again, as a forger (or a bundle older than a probe) would.
+DROPPED_GLOBS = [  # (scenario, a glob of sample 0 dropped from index.json, the step left unknown)
     ("roce-healthy", "/sys/class/infiniband/*/ports/*", "trunk.rdma_present"),
     ("roce-healthy", "/sys/class/infiniband/mlx5_3/ports/1/hw_counters/*", "roce.loss"),
     # an ECN enable that cannot be read is unknown, not "off on every priority" (ecn_disabled)
@@ -153,11 +153,11 @@ UNDECIDED = "the observed values could not decide it (a value it needs is null o
 
 
 @pytest.mark.parametrize(("scenario", "pattern", "step"), DROPPED_GLOBS)
-def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_path, capsys, scenario, pattern, step):
-    root = unpack(tmp_path, scenario, "b")
+def test_a_glob_dropped_from_the_index_is_unknown_not_absent_hardware(tmp_path, capsys, scenario, pattern, step):
+    root = unpack(tmp_path, "b", FIXTURES / "scenarios" / scenario / "bundle.tar.gz")
     index = json.loads((root / "index.json").read_text())
     del index["globs"]["0"][pattern]
-    (root / "index.json").write_text(json.dumps(index))
+    reseal(root, index)
     code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
     out, err = capsys.readouterr()
     data = json.loads(out)
@@ -172,30 +172,33 @@ def test_a_glob_dropped_from_an_older_index_is_unknown_not_absent_hardware(tmp_p
         assert f"{pattern}: {NOT_RECORDED}" in reasons[step]
 
 
-JUNK = [  # (a member a decision reads, filled with junk: the old index cannot vouch for it, the parser cannot read it)
+JUNK = [  # (a member a decision reads, filled with junk and its checksum written again: the parser cannot read it)
     ("files/sys/class/net/enp60s0np0/ecn/roce_rp/enable/3", ["roce.ecn"]),  # was "off": ecn_disabled
     ("files/sys/class/infiniband/mlx5_7/ports/1/gids/3", ["roce.gid_index"]),  # was wrong_gid_index
 ]
 
 
 @pytest.mark.parametrize(("member", "steps"), JUNK)
-def test_junk_in_an_older_member_a_decision_reads_is_unknown_not_a_fault(tmp_path, capsys, member, steps):
-    root = unpack(tmp_path, "roce-healthy", "b")
+def test_junk_in_a_member_a_decision_reads_is_unknown_not_a_fault(tmp_path, capsys, member, steps):
+    root = unpack(tmp_path, "b", CURRENT_BUNDLE)
     (root / member).write_bytes(b"\x01junk\xff")
+    index = json.loads((root / "index.json").read_text())
+    index["members"][member] = zlib.crc32(b"\x01junk\xff")
+    reseal(root, index)
     code = main(["diagnose", "--snapshot", str(root), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert (code, data["verdict"]) == (3, "inconclusive")
     assert set(steps) <= {row["node"] for row in data["inconclusive"]}
 
 
-def test_a_tool_an_older_bundle_never_looked_up_is_not_called_uninstalled(tmp_path, capsys):
+def test_a_tool_a_bundle_never_looked_up_is_not_called_uninstalled(tmp_path, capsys):
     """A bundle recorded before a probe existed never looked its tool up (index.json's `which`
     lacks it): the probe's fact is missing, and the reason says the bundle predates the probe,
     where "is not installed" would send the user to install a tool the node may well have."""
-    root = unpack(tmp_path, "roce-healthy", "b")
+    root = unpack(tmp_path, "b", CURRENT_BUNDLE)
     index = json.loads((root / "index.json").read_text())
     del index["which"]["mlnx_qos"]
-    (root / "index.json").write_text(json.dumps(index))
+    reseal(root, index)
     main(["diagnose", "--snapshot", str(root), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     reasons = {row["reason"] for row in data["evidence"] if row["fact"] == "roce.priority"}

@@ -9,10 +9,11 @@ import tarfile
 import pytest
 
 from allreduce_doctor.errors import BundleError
-from allreduce_doctor.hosts.base import GlobNotRecorded
+from allreduce_doctor.hosts.base import FILE_ERROR, FileResult, GlobNotRecorded
 from allreduce_doctor.hosts.snapshot import SnapshotHost
 from allreduce_doctor.snapshot import bundle as bundle_mod
-from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, write_tar
+from allreduce_doctor.snapshot.names import NOT_CAPTURED
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, member, seal_dir, write_tar
 
 DAMAGED = "the bundle is damaged, collect it again"
 
@@ -195,6 +196,7 @@ def make_dir_bundle(root):
     (root / "manifest.json").write_text(json.dumps(manifest()))
     (root / "index.json").write_text(json.dumps(RECORDED_INDEX))
     (root / "files/proc/cmdline").write_text("quiet")
+    seal_dir(root)
     return root
 
 
@@ -208,19 +210,20 @@ def test_directory_symlink_to_etc_passwd_is_refused(tmp_path):
     root = make_dir_bundle(tmp_path / "b")
     (root / "files/etc").mkdir()
     os.symlink("/etc/passwd", root / "files/etc/passwd")
-    host = SnapshotHost(root)
+    host = SnapshotHost(root)  # a link the index does not list is not part of the recording: never read
     assert host.read("/proc/cmdline").text == "quiet"
-    assert read_refusal(host, "/etc/passwd") == (
-        f"{root}: member 'files/etc/passwd' is a symbolic link, not a regular file; refusing to read it"
-    )
+    assert host.read("/etc/passwd") == FileResult("/etc/passwd", FILE_ERROR, reason=NOT_CAPTURED)
+    seal_dir(root)  # listed: every listed member is checked when the bundle is opened
+    assert refusal(root) == f"{root}: member 'files/etc/passwd' is a symbolic link, not a regular file; refusing to read it"
 
 
 def test_directory_symlinked_folder_is_refused(tmp_path):
     root = make_dir_bundle(tmp_path / "b")
     os.symlink("/etc", root / "files/etc")
-    assert read_refusal(SnapshotHost(root), "/etc/passwd") == (
-        f"{root}: member 'files/etc' is a symbolic link, not a regular file; refusing to read it"
-    )
+    (root / "index.json").write_text(json.dumps(RECORDED_INDEX))
+    (root / "manifest.json").write_text(json.dumps(manifest()))
+    seal_dir(root)
+    assert refusal(root) == f"{root}: member 'files/etc' is a symbolic link, not a regular file; refusing to read it"
 
 
 def test_directory_symlinked_manifest_is_refused(tmp_path):
@@ -234,9 +237,8 @@ def test_directory_symlinked_manifest_is_refused(tmp_path):
 def test_directory_fifo_is_refused(tmp_path):
     root = make_dir_bundle(tmp_path / "b")
     os.mkfifo(root / "files/proc/fifo")
-    assert read_refusal(SnapshotHost(root), "/proc/fifo") == (
-        f"{root}: member 'files/proc/fifo' is a FIFO, not a regular file; refusing to read it"
-    )
+    seal_dir(root)
+    assert refusal(root) == f"{root}: member 'files/proc/fifo' is a FIFO, not a regular file; refusing to read it"
 
 
 def test_directory_member_over_the_size_limit_is_refused(tmp_path):
@@ -244,22 +246,24 @@ def test_directory_member_over_the_size_limit_is_refused(tmp_path):
     size = bundle_mod.MAX_MEMBER_BYTES + 1
     with open(root / "files/proc/huge", "wb") as fh:
         fh.truncate(size)  # sparse: no disk used
-    assert read_refusal(SnapshotHost(root), "/proc/huge") == (
+    seal_dir(root)
+    assert refusal(root) == (
         f"{root}: member 'files/proc/huge' is {size} bytes, over the 16 MiB limit for one member; refusing to read it"
     )
 
 
 def test_directory_total_over_the_limit_is_refused(tmp_path):
     root = make_dir_bundle(tmp_path / "b")
-    for i in range(3):
+    for i in range(2):
         (root / f"files/proc/f{i}").write_bytes(bytes(400_000))
-    host = SnapshotHost(root, 1 << 20)
-    host.read("/proc/f0")
-    host.read("/proc/f0")  # cached: counted once
-    host.read("/proc/f1")
-    assert read_refusal(host, "/proc/f2") == (
-        f"{root}: members total over the 1 MiB limit for a bundle; refusing to read it"
-    )
+    seal_dir(root)
+    host = SnapshotHost(root, 1 << 20)  # every listed member read once when opened: 800,005 bytes
+    assert host.read("/proc/f0").text == host.read("/proc/f0").text  # cached: counted once
+    (root / "files/proc/f2").write_bytes(bytes(400_000))
+    seal_dir(root)
+    with pytest.raises(BundleError) as caught:
+        SnapshotHost(root, 1 << 20)
+    assert str(caught.value) == f"{root}: members total over the 1 MiB limit for a bundle; refusing to read it"
 
 
 def test_directory_with_a_short_index_answers_from_its_members(tmp_path):

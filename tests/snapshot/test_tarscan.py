@@ -16,7 +16,7 @@ from allreduce_doctor.snapshot import bundle as bundle_mod
 from allreduce_doctor.snapshot import inflate as inflate_mod
 from allreduce_doctor.snapshot import tarscan
 from allreduce_doctor.snapshot.writer import pack_archive
-from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest
+from tests.snapshot.snapshot_helpers import RECORDED_INDEX, manifest, seal_dir, seal_entries
 
 MANIFEST = json.dumps(manifest()).encode()
 INDEX = json.dumps(RECORDED_INDEX).encode()
@@ -25,11 +25,12 @@ AGAIN = "collect the snapshot again"
 
 def tar_of(entries, fmt=tarfile.USTAR_FORMAT, pax_headers=None) -> bytes:
     """An uncompressed tar of (name, data, type) entries after manifest.json and index.json
-    (one header and one data block each)."""
+    (one header and one data block each), sealed: the index lists the entries."""
     raw = io.BytesIO()
+    listed = seal_entries([("manifest.json", MANIFEST, tarfile.REGTYPE, ""), ("index.json", INDEX, tarfile.REGTYPE, ""),
+                           *((name, data, kind, "") for name, data, kind in entries)])
     with tarfile.open(fileobj=raw, mode="w", format=fmt, pax_headers=pax_headers or {}) as tar:
-        for name, data, kind in [("manifest.json", MANIFEST, tarfile.REGTYPE), ("index.json", INDEX, tarfile.REGTYPE),
-                                 *entries]:
+        for name, data, kind, _ in listed:
             info = tarfile.TarInfo(name)
             info.type = kind
             regular = kind in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE)
@@ -91,6 +92,7 @@ def test_what_pack_archive_writes_reads_back_in_both_formats(tmp_path):
         (staging / "manifest.json").write_bytes(MANIFEST)
         (staging / "index.json").write_bytes(INDEX)
         (deep / "port_rcv_data").write_text("123\n")
+        seal_dir(staging)
         out = tmp_path / f"out{long}.tar.gz"
         pack_archive(staging, out)
         with tarfile.open(out) as tar:

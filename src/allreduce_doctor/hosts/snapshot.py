@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from allreduce_doctor.hosts.base import (
+    FILE_ERROR,
     FILE_MISSING,
     FILE_OK,
     CommandResult,
@@ -68,7 +69,9 @@ class SnapshotHost:
                         f"index.json lists {path} under a glob of sample {sample} but "
                         f"{member or 'its text'} is not in the bundle; {DAMAGED}"
                     )
-                return FileResult(path, FILE_MISSING, reason=NOT_CAPTURED)
+                # the recorder writes every read (a member, or its failure in index.json): one with
+                # neither was never read or was taken out, and is unknown, never "no such file"
+                return FileResult(path, FILE_ERROR, reason=NOT_CAPTURED)
             return FileResult(path, FILE_OK, text=text)
         answered = entry.get("path", path)
         if entry["status"] != FILE_OK:

@@ -67,6 +67,16 @@ def _looks_gzip(path: str | os.PathLike, label: str) -> bool:
         raise BundleError(f"{label}: cannot open ({err.strerror}); {WHAT_TO_GIVE}") from None
 
 
+class OlderBundle(BundleError):
+    """A bundle of the older format: it lists no members and their checksums (refused)."""
+
+
+# What an older bundle cannot vouch for, and so why it is not read (issue 32 item 1): a member lost
+# from it would replay as a file the node did not have, and a gutted bundle as a healthy node.
+OLDER = ("{what} (an older allreduce-doctor wrote it), so none of its members can be vouched for: a lost one "
+         "would read as a file the node did not have; collect the snapshot again with this version")
+
+
 class Bundle:
     """What both kinds share: the checked manifest and index, text and JSON of members."""
 
@@ -75,15 +85,19 @@ class Bundle:
     def __init__(self, path: Path, label: str) -> None:
         self.path = path
         self.label = label
-        self._listed: dict[str, int] | None = None  # members index.json lists; None: an older bundle
+        self._listed: dict[str, int] = {}  # every member index.json lists, with its CRC-32
         self.manifest = schema.check_manifest(label, self.load_json(MANIFEST, required=True))
         raw_index = self._member(INDEX)
         if raw_index is None:  # every recording writes one: without it no failure, glob or process is known
             raise self.fail(f"no {INDEX}; {DAMAGED}")
         expected = self.manifest["index_crc32"]
-        if expected is not None and zlib.crc32(raw_index) != expected:
+        if expected is None:
+            raise OlderBundle(f"{label}: {OLDER.format(what=f'{MANIFEST} holds no index_crc32')}")
+        if zlib.crc32(raw_index) != expected:
             raise self.fail(f"{INDEX} does not match the checksum in {MANIFEST} (changed or cut); {DAMAGED}")
         self.index = schema.check_index(label, self._parse_json(INDEX, raw_index))
+        if self.index["members"] is None:
+            raise OlderBundle(f"{label}: {OLDER.format(what=f'{INDEX} lists no members and their checksums')}")
         self._check_samples()
         self._check_members()
 
@@ -102,11 +116,6 @@ class Bundle:
         damaged member no probe of this diagnosis reads still says the copy is bad."""
         listed = self.index["members"]
         samples = {sample_prefix(s["index"]) for s in self.manifest["samples"]}
-        if listed is None:  # an older bundle: its writer made samples/N/ only for the samples it listed
-            stray = sorted(self._sample_folders() - samples)
-            if stray:
-                raise self.fail(f"{shown(stray[0])} holds a sample {MANIFEST} does not list; {DAMAGED}")
-            return
         for name, crc in listed.items():
             prefix = "/".join(name.split("/", 2)[:2]) + "/" if name.startswith("samples/") else ""
             if prefix not in samples:
@@ -118,20 +127,16 @@ class Bundle:
                 raise self.fail(f"member {shown(name)} does not match its checksum in {INDEX} (changed or cut); {DAMAGED}")
         self._listed = listed
 
-    def _sample_folders(self) -> set[str]:  # pragma: no cover - overridden
-        """The 'samples/N/' prefixes the bundle holds members under."""
-        raise NotImplementedError
-
     def fail(self, problem: str) -> BundleError:
         return BundleError(f"{self.label}: {problem}")
 
     def member(self, name: str) -> bytes | None:
-        """A member's bytes; in a bundle whose index lists its members, one it does not list is
-        not part of the recording (added later) and reads as absent."""
+        """A member's bytes; one index.json does not list is not part of the recording (added
+        later) and reads as absent."""
         return self._member(name) if self._recorded(name) else None
 
     def _recorded(self, name: str) -> bool:
-        return self._listed is None or name in self._listed or name in (MANIFEST, INDEX)
+        return name in self._listed or name in (MANIFEST, INDEX)
 
     def _member(self, name: str) -> bytes | None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -209,15 +214,6 @@ class DirectoryBundle(Bundle):
         with self._lock:
             self._cache.clear()
 
-    def _sample_folders(self) -> set[str]:
-        try:
-            with os.scandir(os.path.join(self._root, "samples")) as entries:
-                return {f"samples/{e.name}/" for e in entries if e.is_dir(follow_symlinks=False)}
-        except (FileNotFoundError, NotADirectoryError):
-            return set()
-        except OSError as err:
-            raise self.fail(f"cannot list samples/ ({err.strerror}); check its permissions") from None
-
     def _member(self, name: str) -> bytes | None:
         with self._lock:
             if name in self._cache:
@@ -288,9 +284,6 @@ class ArchiveBundle(Bundle):
 
     def _drop(self) -> None:
         self._members = {}  # the views go, and with them the inflated stream they point into
-
-    def _sample_folders(self) -> set[str]:
-        return {"/".join(n.split("/", 2)[:2]) + "/" for n in self._members if n.startswith("samples/") and n.count("/") >= 2}
 
     def _member(self, name: str) -> bytes | None:
         view = self._members.get(name)

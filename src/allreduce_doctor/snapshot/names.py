@@ -9,10 +9,11 @@
     commands/<key>.json                CommandResult.to_dict() of sample 0
     samples/<n>/commands/<key>.json    sample n >= 1
 
-Bundles written before index_crc32 and members existed are read as they are: what their index
-cannot tell (a member deleted or changed) replays as not captured, a glob it does not record is
-unknown (never "nothing matches"), a path one of its globs listed but no member holds and a
-samples/N/ folder of a sample the manifest does not list are refused.
+Every bundle read lists its members and their checksums: one written before index_crc32 and
+members existed is refused (bundle.OlderBundle), since a member lost from it would replay as a
+file the node did not have. A read index.json records neither as a member nor as a failure
+replays as not captured (unknown), a glob it does not record is unknown (never "nothing
+matches"), and a path one of its globs listed but no member holds is refused.
 """
 
 from __future__ import annotations

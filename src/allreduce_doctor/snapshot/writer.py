@@ -19,7 +19,7 @@ from pathlib import Path
 
 from allreduce_doctor.errors import BundleError
 from allreduce_doctor.redact import redact_bytes
-from allreduce_doctor.snapshot.bundle import open_bundle
+from allreduce_doctor.snapshot.bundle import OlderBundle, open_bundle
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -42,6 +42,8 @@ def check_output(out: Path, archive: bool) -> None:
     if kind_ok:
         try:
             open_bundle(out)
+            return
+        except OlderBundle:  # refused for reading, but a bundle: collecting again replaces it
             return
         except BundleError:
             pass
