@@ -11,6 +11,7 @@ import os
 import tarfile
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from allreduce_doctor.hosts.base import CommandResult, FileResult, HostIdentity, ProcessInfo
 from tests.hostclock import SampleClock
@@ -140,9 +141,9 @@ def seal_dir(root) -> None:
             if rel in ("manifest.json", "index.json"):
                 continue
             regular = os.path.isfile(path) and not os.path.islink(path)
-            members[rel] = open(path, "rb").read() if regular and os.path.getsize(path) < 1 << 20 else b"\0"
+            members[rel] = Path(path).read_bytes() if regular and os.path.getsize(path) < 1 << 20 else b"\0"
     index_path, man_path = os.path.join(root, "index.json"), os.path.join(root, "manifest.json")
-    index, man = (json.loads(open(path, "rb").read()) for path in (index_path, man_path))
+    index, man = (json.loads(Path(path).read_bytes()) for path in (index_path, man_path))
     index.pop("members", None)
     man.pop("index_crc32", None)
     index, man = sealed(members, json.dumps(index).encode(), json.dumps(man).encode())
