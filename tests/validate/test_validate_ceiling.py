@@ -95,11 +95,14 @@ def test_one_host_at_120_is_below_its_nvlink_by_three_quarters():
 
 
 def test_a_run_without_a_large_size_gets_no_ceiling_verdict():
+    # 150 GB/s at 16 MiB is 38% of the NICs' 400: NICs x line rate alone called it below, a fault
     judge = _judge([4, 16], rows=_row(1048576, 50.0) + _row(16777216, 150.0))
-    judge.bandwidth()
+    assert judge.bandwidth() == "small_only"
     assert [e.observed["ceiling"] for e in judge.d.evidence if e.node == "validate.busbw"] == ["latency_bound"] * 2
-    value = judge.d.path[-1].value["all_reduce_perf"]
-    assert (value["hardware"], value["hardware_note"]) == ("unknown", SMALL_ONLY)
+    step = judge.d.path[-1]
+    assert (step.node, step.outcome) == ("validate.busbw", "unknown")
+    value = step.value["all_reduce_perf"]
+    assert (value["hardware"], value["hardware_note"], value["verdict"]) == ("unknown", SMALL_ONLY, "small_only")
 
 
 @pytest.mark.parametrize(("bundle", "nic_pcie"), [("pcie-gen5-nic-gen4-slot", [4, 16]), ("ib-healthy", [5, 16])])
@@ -108,3 +111,11 @@ def test_the_nodes_bundles_give_the_rails_pcie_link(bundle, nic_pcie):
     figures, failed = read_round(root, {"gpu01": "bundle.tar.gz"}, Doctor.load())
     assert failed == {}
     assert (figures["gpu01"]["nics"], figures["gpu01"]["line_gbps"], figures["gpu01"]["nic_pcie"]) == (8, 400, nic_pcie)
+
+
+def test_a_small_only_run_is_inconclusive_and_says_what_to_rerun():
+    judge = _judge([4, 16], rows=_row(1048576, 50.0) + _row(16777216, 150.0))
+    data = judge.finish(judge.bandwidth(), {})
+    assert (data["verdict"], data["root_cause"]) == ("inconclusive", None)
+    assert {"node": "validate.busbw", "reason": f"all_reduce_perf: {SMALL_ONLY}"} in [
+        {k: i.get(k) for k in ("node", "reason")} for i in data["inconclusive"]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from allreduce_doctor.busbw import above_note
+from allreduce_doctor.busbw import SMALL_ONLY, above_note
 from allreduce_doctor.domain import BUSBW_AT_LIMIT, busbw_verdict
 from allreduce_doctor.fleet.compare import outliers
 from allreduce_doctor.fleet.fleet_diagnosis import fold, listed
@@ -135,7 +135,8 @@ class _Judge:
                   f"{len(self.answered)} nodes, {len(self.loaded)} rounds under load", gone or None)
 
     def bandwidth(self) -> str:
-        """Per size, busbw against NICs x line rate; the verdict of the largest sizes."""
+        """Per size, busbw against the ceiling (NICs x line rate where the model knows no more); the verdict of the
+        sizes from 32 MiB up, small_only when the run has none (they are latency-bound: busbw.SMALL_ONLY)."""
         figs = [f for r in self.baseline for f in r["nodes"].values()] or \
             [f for r in self.loaded for f in r["nodes"].values()]
         nics = Counter(f["nics"] for f in figs if f.get("nics")).most_common(1)
@@ -176,9 +177,11 @@ class _Judge:
                                         "hardware_note": model["note"]}
                 if model["hardware"] in ("at_limit", "below"):  # the model knows more: PCIe slots, the node's links
                     verdicts[s["name"]]["verdict"] = model["hardware"]
+                elif model["note"] == SMALL_ONLY:  # latency-bound sizes only: no bandwidth verdict, NICs' rate or not
+                    verdicts[s["name"]]["verdict"] = "small_only"
         main = verdicts.get("all_reduce_perf", {"verdict": "unmeasured"})
         outcome = {"at_limit": "no", "below": "yes"}.get(main["verdict"], "unknown")
-        self.step("validate.busbw", "No all_reduce_perf busbw shortfall against NICs x line rate", outcome,
+        self.step("validate.busbw", "No all_reduce_perf busbw shortfall against the hardware's ceiling", outcome,
                   f"{main['verdict']}: peak {main.get('peak_busbw_gbs')} GB/s against {basis}"
                   + (f"; {main['note']}" if main.get("note") else "")
                   + (f"; against the ceiling: {main['hardware_note']}" if main.get("hardware_note") else ""),
@@ -290,8 +293,10 @@ class _Judge:
         else:
             self.d.verdict = INCONCLUSIVE
             if busbw == "below":
-                self.unsure("validate.busbw", "busbw is below NICs x line rate but no counter shows loss, pauses or "
-                            "congestion: diagnose each node alone (allreduce-doctor fleet) and check NCCL's transport")
+                self.unsure("validate.busbw", "busbw is below the hardware's ceiling but no counter shows loss, pauses "
+                            "or congestion: diagnose each node alone (allreduce-doctor fleet) and check NCCL's transport")
+            elif busbw == "small_only":
+                self.unsure("validate.busbw", f"all_reduce_perf: {SMALL_ONLY}")
             elif busbw != "at_limit":
                 self.unsure("validate.busbw", "no all_reduce_perf result to compare with the hardware")
         self.d.context = {"host": fold(self.plan.nodes), "fabric": _fabric(self.peak), **context}
