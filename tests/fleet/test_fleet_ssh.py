@@ -20,7 +20,8 @@ TIMEOUT = 20  # long enough for a replaying node on a loaded 2-CPU machine; the 
 
 
 def ssh_args(sshd, *more: str) -> list[str]:
-    return ["--ssh-options", f"-F {sshd.ssh_config}", "--remote-python", sys.executable, "--interval", "0", *more]
+    # 0.1 s: the shortest counter window a live read accepts (fleet refuses --interval 0 on nodes)
+    return ["--ssh-options", f"-F {sshd.ssh_config}", "--remote-python", sys.executable, "--interval", "0.1", *more]
 
 
 @pytest.fixture(scope="module")
